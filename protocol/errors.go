@@ -1,0 +1,40 @@
+package protocol
+
+import "errors"
+
+// Error codes carried in Error.Code. They are stable: clients switch on them
+// and show their own words; Error.Message is for logs and developers.
+const (
+	CodeBadMessage         = "bad_message"         // not a well-formed envelope or body
+	CodeUnknownType        = "unknown_type"        // a type this server does not handle
+	CodeUnsupportedVersion = "unsupported_version" // Hello.Version is not Version
+	CodeHelloRequired      = "hello_required"      // a request before Hello
+	CodeInvalidArgument    = "invalid_argument"    // a field is out of range or malformed
+	CodeRoomNotFound       = "room_not_found"
+	CodeRoomFull           = "room_full"
+	CodeWrongPassword      = "wrong_password"
+	CodeAlreadyInRoom      = "already_in_room"
+	CodeNotInRoom          = "not_in_room"
+	CodePeerNotFound       = "peer_not_found" // signal to someone not in your room
+	CodeForbidden          = "forbidden"      // e.g. client-to-client signalling
+	CodeRateLimited        = "rate_limited"
+	CodeInternal           = "internal"
+)
+
+// Close reasons for RoomClosed and PlayerLeft.
+const (
+	ReasonLeft       = "left"         // the player asked to leave
+	ReasonDisconnect = "disconnected" // the player's WebSocket closed
+	ReasonHostLeft   = "host_left"    // the host left, so the room closed
+)
+
+var (
+	// ErrTooLarge reports a frame over MaxFrame.
+	ErrTooLarge = errors.New("protocol: frame too large")
+	// ErrMalformed reports bytes that are not one well-formed MessagePack value.
+	ErrMalformed = errors.New("protocol: malformed msgpack")
+	// ErrTooDeep reports nesting beyond MaxDepth.
+	ErrTooDeep = errors.New("protocol: nesting too deep")
+	// ErrNoType reports an envelope without a type tag.
+	ErrNoType = errors.New("protocol: envelope has no type")
+)

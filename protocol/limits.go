@@ -1,0 +1,37 @@
+package protocol
+
+import "time"
+
+// Version is the protocol version a client announces in Hello. The server
+// refuses other versions with CodeUnsupportedVersion so that a stale tab gets
+// a clear message instead of undefined behaviour.
+const Version = 1
+
+// Limits shared by the server and every client. They are part of the
+// protocol: a client that respects them is never refused for size.
+const (
+	// MaxFrame is the largest WebSocket frame either side may send. An SDP
+	// offer for data channels only is about 1 KiB; the rest is headroom.
+	MaxFrame = 16 << 10
+	// MaxDepth bounds container nesting in a frame. Client messages need 3
+	// (envelope, body, list); anything deeper is an attack, not a message.
+	MaxDepth = 8
+
+	MaxPlayerName  = 32   // runes
+	MaxRoomName    = 48   // runes
+	MaxPassword    = 64   // bytes
+	MaxSDP         = 8192 // bytes
+	MaxCandidate   = 512  // bytes
+	MaxMid         = 32   // bytes
+	MinPlayers     = 2
+	MaxPlayers     = 16
+	RoomCodeLength = 7
+)
+
+// RoomCodeAlphabet leaves out 0, O, 1, I, L (read alike) and U (accidental
+// words). 30 symbols over 7 places give 30^7 ≈ 2^34.3 codes.
+const RoomCodeAlphabet = "23456789ABCDEFGHJKMNPQRSTVWXYZ"
+
+// HandshakeTimeout is how long the server waits for Hello after the
+// WebSocket upgrade before closing the connection.
+const HandshakeTimeout = 10 * time.Second

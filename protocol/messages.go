@@ -1,0 +1,168 @@
+package protocol
+
+// Message type tags. Client requests: Hello, CreateRoom, JoinRoom,
+// LeaveRoom, Signal. Server replies: Welcome, RoomJoined, OK, Error. Server
+// events (id 0): PlayerJoined, PlayerLeft, RoomClosed, Signal.
+const (
+	TypeHello        = "hello"
+	TypeWelcome      = "welcome"
+	TypeError        = "error"
+	TypeOK           = "ok"
+	TypeCreateRoom   = "createRoom"
+	TypeJoinRoom     = "joinRoom"
+	TypeRoomJoined   = "roomJoined"
+	TypeLeaveRoom    = "leaveRoom"
+	TypePlayerJoined = "playerJoined"
+	TypePlayerLeft   = "playerLeft"
+	TypeRoomClosed   = "roomClosed"
+	TypeSignal       = "signal"
+)
+
+// Signal kinds. The joining client sends the offer, the host answers, and
+// both trickle candidates.
+const (
+	SignalOffer     = "offer"
+	SignalAnswer    = "answer"
+	SignalCandidate = "candidate"
+)
+
+// Hello is the first frame a client sends.
+type Hello struct {
+	Version int    `msgpack:"v,omitempty" json:"v,omitempty"`
+	Name    string `msgpack:"name,omitempty" json:"name,omitempty"`
+}
+
+// Welcome answers Hello. Session names this lobby session in logs and in the
+// TURN username; it is not a secret and not a player id.
+type Welcome struct {
+	Version  int    `msgpack:"v,omitempty" json:"v,omitempty"`
+	Session  string `msgpack:"session,omitempty" json:"session,omitempty"`
+	MaxFrame int    `msgpack:"maxFrame,omitempty" json:"maxFrame,omitempty"`
+}
+
+// Error is the reply to a request that failed, or (id 0) a notice before the
+// server closes the connection.
+type Error struct {
+	Code    string `msgpack:"code,omitempty" json:"code,omitempty"`
+	Message string `msgpack:"msg,omitempty" json:"msg,omitempty"`
+}
+
+// OK acknowledges a request that has nothing else to say.
+type OK struct{}
+
+// CreateRoom makes the sender the host of a new room.
+type CreateRoom struct {
+	Name       string `msgpack:"name,omitempty" json:"name,omitempty"`
+	MaxPlayers int    `msgpack:"maxPlayers,omitempty" json:"maxPlayers,omitempty"`
+	Public     bool   `msgpack:"public,omitempty" json:"public,omitempty"`
+	Password   string `msgpack:"password,omitempty" json:"password,omitempty"`
+}
+
+// JoinRoom joins the room with this code as a client.
+type JoinRoom struct {
+	Code     string `msgpack:"code,omitempty" json:"code,omitempty"`
+	Password string `msgpack:"password,omitempty" json:"password,omitempty"`
+}
+
+// LeaveRoom leaves the current room. If the host leaves, the room closes.
+type LeaveRoom struct{}
+
+// Player is one member of a room. ID is assigned by the server and unique
+// within the room; it is what Signal.To and Signal.From name.
+type Player struct {
+	ID   string `msgpack:"id,omitempty" json:"id,omitempty"`
+	Name string `msgpack:"name,omitempty" json:"name,omitempty"`
+}
+
+// RoomInfo describes a room. Host is the player id of the host.
+type RoomInfo struct {
+	Code        string `msgpack:"code,omitempty" json:"code,omitempty"`
+	Name        string `msgpack:"name,omitempty" json:"name,omitempty"`
+	MaxPlayers  int    `msgpack:"maxPlayers,omitempty" json:"maxPlayers,omitempty"`
+	Public      bool   `msgpack:"public,omitempty" json:"public,omitempty"`
+	HasPassword bool   `msgpack:"hasPassword,omitempty" json:"hasPassword,omitempty"`
+	Host        string `msgpack:"host,omitempty" json:"host,omitempty"`
+}
+
+// ICEServer has the shape of the WebRTC RTCIceServer dictionary.
+type ICEServer struct {
+	URLs       []string `msgpack:"urls,omitempty" json:"urls,omitempty"`
+	Username   string   `msgpack:"username,omitempty" json:"username,omitempty"`
+	Credential string   `msgpack:"credential,omitempty" json:"credential,omitempty"`
+}
+
+// ICE is what a peer needs to reach the embedded TURN: the servers and how
+// long (seconds) the credential stays valid.
+type ICE struct {
+	Servers []ICEServer `msgpack:"servers,omitempty" json:"servers,omitempty"`
+	TTL     int         `msgpack:"ttl,omitempty" json:"ttl,omitempty"`
+}
+
+// RoomJoined answers CreateRoom and JoinRoom. Players lists everyone in the
+// room including the receiver, oldest first.
+type RoomJoined struct {
+	Room    RoomInfo `msgpack:"room" json:"room"`
+	You     string   `msgpack:"you,omitempty" json:"you,omitempty"`
+	Players []Player `msgpack:"players,omitempty" json:"players,omitempty"`
+	ICE     ICE      `msgpack:"ice" json:"ice"`
+}
+
+// PlayerJoined tells the room's members that a player arrived.
+type PlayerJoined struct {
+	Player Player `msgpack:"player" json:"player"`
+}
+
+// PlayerLeft tells the room's members that a player is gone and why.
+type PlayerLeft struct {
+	ID     string `msgpack:"id,omitempty" json:"id,omitempty"`
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// RoomClosed tells the remaining members that the room no longer exists.
+type RoomClosed struct {
+	Reason string `msgpack:"reason,omitempty" json:"reason,omitempty"`
+}
+
+// Signal carries WebRTC negotiation between a client and its room's host.
+// The sender sets To; the server replaces From with the sender's real id, so
+// From can be trusted by the receiver and is ignored when a client sets it.
+type Signal struct {
+	To        string `msgpack:"to,omitempty" json:"to,omitempty"`
+	From      string `msgpack:"from,omitempty" json:"from,omitempty"`
+	Kind      string `msgpack:"kind,omitempty" json:"kind,omitempty"`
+	SDP       string `msgpack:"sdp,omitempty" json:"sdp,omitempty"`
+	Candidate string `msgpack:"cand,omitempty" json:"cand,omitempty"`
+	Mid       string `msgpack:"mid,omitempty" json:"mid,omitempty"`
+}
+
+// NewBody returns a pointer to a zero message for a type tag, or false for a
+// tag this package does not know.
+func NewBody(typ string) (any, bool) {
+	switch typ {
+	case TypeHello:
+		return &Hello{}, true
+	case TypeWelcome:
+		return &Welcome{}, true
+	case TypeError:
+		return &Error{}, true
+	case TypeOK:
+		return &OK{}, true
+	case TypeCreateRoom:
+		return &CreateRoom{}, true
+	case TypeJoinRoom:
+		return &JoinRoom{}, true
+	case TypeRoomJoined:
+		return &RoomJoined{}, true
+	case TypeLeaveRoom:
+		return &LeaveRoom{}, true
+	case TypePlayerJoined:
+		return &PlayerJoined{}, true
+	case TypePlayerLeft:
+		return &PlayerLeft{}, true
+	case TypeRoomClosed:
+		return &RoomClosed{}, true
+	case TypeSignal:
+		return &Signal{}, true
+	}
+	return nil, false
+}

@@ -1,0 +1,128 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// ValidationError names the field that failed and why. The server sends it
+// back as CodeInvalidArgument with this text.
+type ValidationError struct {
+	Field  string
+	Reason string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("protocol: %s %s", e.Field, e.Reason)
+}
+
+func invalid(field, format string, args ...any) error {
+	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
+}
+
+// validText refuses empty, overlong, invalid UTF-8 and control characters:
+// names end up in other players' lobbies and logs.
+func validText(field, s string, maxRunes int) error {
+	s = strings.TrimSpace(s)
+	switch {
+	case s == "":
+		return invalid(field, "is empty")
+	case !utf8.ValidString(s):
+		return invalid(field, "is not valid UTF-8")
+	case utf8.RuneCountInString(s) > maxRunes:
+		return invalid(field, "is longer than %d characters", maxRunes)
+	}
+	for _, r := range s {
+		if unicode.IsControl(r) || r == utf8.RuneError {
+			return invalid(field, "contains a control character")
+		}
+	}
+	return nil
+}
+
+// ValidatePlayerName checks a display name.
+func ValidatePlayerName(name string) error { return validText("name", name, MaxPlayerName) }
+
+// Validate checks a CreateRoom request.
+func (m *CreateRoom) Validate() error {
+	if err := validText("name", m.Name, MaxRoomName); err != nil {
+		return err
+	}
+	if m.MaxPlayers < MinPlayers || m.MaxPlayers > MaxPlayers {
+		return invalid("maxPlayers", "must be between %d and %d", MinPlayers, MaxPlayers)
+	}
+	if len(m.Password) > MaxPassword {
+		return invalid("password", "is longer than %d bytes", MaxPassword)
+	}
+	return nil
+}
+
+// Validate checks a JoinRoom request and normalises its code in place.
+func (m *JoinRoom) Validate() error {
+	code, ok := NormalizeRoomCode(m.Code)
+	if !ok {
+		return invalid("code", "is not a room code (%d characters from %s)", RoomCodeLength, RoomCodeAlphabet)
+	}
+	m.Code = code
+	if len(m.Password) > MaxPassword {
+		return invalid("password", "is longer than %d bytes", MaxPassword)
+	}
+	return nil
+}
+
+// Validate checks a Signal's kind and sizes.
+func (m *Signal) Validate() error {
+	if m.To == "" {
+		return invalid("to", "is empty")
+	}
+	switch m.Kind {
+	case SignalOffer, SignalAnswer:
+		if m.SDP == "" {
+			return invalid("sdp", "is empty")
+		}
+		if len(m.SDP) > MaxSDP {
+			return invalid("sdp", "is longer than %d bytes", MaxSDP)
+		}
+		if m.Candidate != "" || m.Mid != "" {
+			return invalid("cand", "is set on an %s", m.Kind)
+		}
+	case SignalCandidate:
+		if m.SDP != "" {
+			return invalid("sdp", "is set on a candidate")
+		}
+		// An empty candidate is the end-of-candidates marker.
+		if len(m.Candidate) > MaxCandidate {
+			return invalid("cand", "is longer than %d bytes", MaxCandidate)
+		}
+		if len(m.Mid) > MaxMid {
+			return invalid("mid", "is longer than %d bytes", MaxMid)
+		}
+	default:
+		return invalid("kind", "must be offer, answer or candidate")
+	}
+	return nil
+}
+
+// NormalizeRoomCode upper-cases a typed code and drops spaces and dashes,
+// then reports whether it is a well-formed code.
+func NormalizeRoomCode(s string) (string, bool) {
+	if len(s) > 4*RoomCodeLength {
+		return "", false
+	}
+	var b strings.Builder
+	for _, r := range strings.ToUpper(s) {
+		if r == ' ' || r == '-' {
+			continue
+		}
+		if r > unicode.MaxASCII || !strings.ContainsRune(RoomCodeAlphabet, r) {
+			return "", false
+		}
+		b.WriteRune(r)
+	}
+	if b.Len() != RoomCodeLength {
+		return "", false
+	}
+	return b.String(), true
+}
