@@ -74,7 +74,7 @@ func TestDecodeLimits(t *testing.T) {
 	// {"t": "ab", "x": <str16 padding>}
 	frame := []byte{}
 	frame = append(frame, 0x82, 0xa1, 't', 0xa2, 'a', 'b', 0xa1, 'x', 0xda)
-	pad = MaxFrame - len(frame) - 2
+	pad := MaxFrame - len(frame) - 2
 	frame = append(frame, byte(pad>>8), byte(pad))
 	frame = append(frame, strings.Repeat("p", pad)...)
 	if len(frame) != MaxFrame {
