@@ -18,6 +18,7 @@ const (
 	CodePeerNotFound       = "peer_not_found" // signal to someone not in your room
 	CodeForbidden          = "forbidden"      // e.g. client-to-client signalling
 	CodeRateLimited        = "rate_limited"
+	CodeServerFull         = "server_full" // the server's room limit is reached
 	CodeInternal           = "internal"
 )
 

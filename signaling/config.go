@@ -1,0 +1,107 @@
+package signaling
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// ICEFunc issues TURN credentials for a session. host is the host name the
+// client used to reach us, so the TURN URLs point where the client already
+// connects when no public host is configured.
+type ICEFunc func(sessionID, host string) protocol.ICE
+
+// Config configures a Hub. Zero values take the defaults in withDefaults.
+type Config struct {
+	// OriginPatterns are extra allowed browser origins (host patterns as in
+	// websocket.AcceptOptions). The page's own origin is always allowed.
+	OriginPatterns []string
+	// ICE issues TURN credentials; required.
+	ICE ICEFunc
+
+	QueueSize    int           // outgoing frames buffered per session; default 64
+	PingInterval time.Duration // default 15s; must be < PongTimeout + PingInterval
+	PongTimeout  time.Duration // default 10s
+	WriteTimeout time.Duration // default 10s
+	MaxRooms     int           // default 10000
+
+	// Per-session message rate (token bucket) and how many refused messages
+	// in a row close the connection.
+	MessagesPerSecond float64 // default 50
+	MessageBurst      int     // default 100
+	MaxRefusedInARow  int     // default 200
+
+	// Failed joins by code (not found, wrong password) per client IP: a
+	// bucket of JoinFailureBurst refilled at one per JoinFailureEvery. It is
+	// what keeps room codes from being guessed.
+	JoinFailureBurst int           // default 10
+	JoinFailureEvery time.Duration // default 6s (10 per minute)
+
+	// Signals per session: bounds SDP/candidate relaying.
+	SignalsPerSecond float64 // default 20
+	SignalBurst      int     // default 60
+
+	Logger *slog.Logger
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+}
+
+func (c Config) withDefaults() Config {
+	def := func(v *int, d int) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	defDur := func(v *time.Duration, d time.Duration) {
+		if *v == 0 {
+			*v = d
+		}
+	}
+	def(&c.QueueSize, 64)
+	def(&c.MaxRooms, 10000)
+	def(&c.MessageBurst, 100)
+	def(&c.MaxRefusedInARow, 200)
+	def(&c.JoinFailureBurst, 10)
+	def(&c.SignalBurst, 60)
+	defDur(&c.PingInterval, 15*time.Second)
+	defDur(&c.PongTimeout, 10*time.Second)
+	defDur(&c.WriteTimeout, 10*time.Second)
+	defDur(&c.JoinFailureEvery, 6*time.Second)
+	if c.MessagesPerSecond == 0 {
+		c.MessagesPerSecond = 50
+	}
+	if c.SignalsPerSecond == 0 {
+		c.SignalsPerSecond = 20
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	var errs []error
+	if c.ICE == nil {
+		errs = append(errs, errors.New("ICE is required"))
+	}
+	for name, v := range map[string]int{"QueueSize": c.QueueSize, "MaxRooms": c.MaxRooms,
+		"MessageBurst": c.MessageBurst, "MaxRefusedInARow": c.MaxRefusedInARow,
+		"JoinFailureBurst": c.JoinFailureBurst, "SignalBurst": c.SignalBurst} {
+		if v < 0 {
+			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
+		}
+	}
+	if c.MessagesPerSecond < 0 || c.SignalsPerSecond < 0 {
+		errs = append(errs, errors.New("rates must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("signaling: config: %w", err)
+	}
+	return nil
+}

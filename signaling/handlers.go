@@ -1,0 +1,226 @@
+package signaling
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// handle dispatches one request. A returned error becomes the Error reply.
+func (s *Session) handle(env protocol.Envelope) error {
+	if env.Type == protocol.TypeHello {
+		return s.handleHello(env)
+	}
+	s.hub.mu.RLock()
+	hello := s.hello
+	s.hub.mu.RUnlock()
+	if !hello {
+		return fail(protocol.CodeHelloRequired, "send hello first")
+	}
+	switch env.Type {
+	case protocol.TypeCreateRoom:
+		return s.handleCreateRoom(env)
+	case protocol.TypeJoinRoom:
+		return s.handleJoinRoom(env)
+	case protocol.TypeLeaveRoom:
+		return s.handleLeaveRoom(env)
+	case protocol.TypeSignal:
+		return s.handleSignal(env)
+	default:
+		return fail(protocol.CodeUnknownType, fmt.Sprintf("unknown message type %.32q", env.Type))
+	}
+}
+
+func (s *Session) handleHello(env protocol.Envelope) error {
+	var m protocol.Hello
+	if err := protocol.DecodeBody(env, &m); err != nil {
+		return err
+	}
+	if m.Version != protocol.Version {
+		return fail(protocol.CodeUnsupportedVersion,
+			fmt.Sprintf("server speaks protocol version %d, client sent %d: reload the page", protocol.Version, m.Version))
+	}
+	if err := protocol.ValidatePlayerName(m.Name); err != nil {
+		return err
+	}
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.hello {
+		return fail(protocol.CodeInvalidArgument, "hello already sent")
+	}
+	s.hello = true
+	s.name = strings.TrimSpace(m.Name)
+	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
+		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame,
+	})
+	return nil
+}
+
+func (s *Session) handleCreateRoom(env protocol.Envelope) error {
+	var m protocol.CreateRoom
+	if err := protocol.DecodeBody(env, &m); err != nil {
+		return err
+	}
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	ice := s.hub.cfg.ICE(s.id, s.host)
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.room != nil {
+		return fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" first")
+	}
+	if len(h.rooms) >= h.cfg.MaxRooms {
+		return fail(protocol.CodeServerFull, "this server has reached its room limit; try again later")
+	}
+	var code string
+	for {
+		c, err := newRoomCode()
+		if err != nil {
+			return err
+		}
+		if _, taken := h.rooms[c]; !taken {
+			code = c
+			break
+		}
+	}
+	r := &room{
+		code:         code,
+		name:         strings.TrimSpace(m.Name),
+		maxPlayers:   m.MaxPlayers,
+		public:       m.Public,
+		passwordHash: hashPassword(m.Password),
+		host:         s,
+		members:      []*Session{s},
+	}
+	h.rooms[code] = r
+	s.room = r
+	s.playerID = r.newPlayerID()
+	s.log.Info("room created", "room", code, "max_players", r.maxPlayers, "public", r.public)
+	s.send(env.ID, protocol.TypeRoomJoined, &protocol.RoomJoined{
+		Room: r.info(), You: s.playerID, Players: r.players(), ICE: ice,
+	})
+	return nil
+}
+
+func (s *Session) handleJoinRoom(env protocol.Envelope) error {
+	var m protocol.JoinRoom
+	if err := protocol.DecodeBody(env, &m); err != nil {
+		return err
+	}
+	h := s.hub
+	now := h.cfg.Now()
+	// Refuse before looking the code up, so a guesser learns nothing once
+	// its budget is spent, not even whether a code exists.
+	if !h.joinFailures.allowed(s.remote, now) {
+		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
+	}
+	if err := m.Validate(); err != nil {
+		h.joinFailures.spend(s.remote, now)
+		return err
+	}
+	ice := h.cfg.ICE(s.id, s.host)
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.room != nil {
+		return fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" first")
+	}
+	r, ok := h.rooms[m.Code]
+	if !ok {
+		h.joinFailures.spend(s.remote, now)
+		return fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
+	}
+	if !r.passwordOK(m.Password) {
+		h.joinFailures.spend(s.remote, now)
+		if m.Password == "" {
+			return fail(protocol.CodeWrongPassword, "room "+m.Code+" needs a password")
+		}
+		return fail(protocol.CodeWrongPassword, "wrong password for room "+m.Code)
+	}
+	if len(r.members) >= r.maxPlayers {
+		return fail(protocol.CodeRoomFull, fmt.Sprintf("room %s is full (%d of %d)", r.code, len(r.members), r.maxPlayers))
+	}
+	s.room = r
+	s.playerID = r.newPlayerID()
+	r.members = append(r.members, s)
+	s.log.Info("room joined", "room", r.code, "player", s.playerID, "players", len(r.members))
+	// Under the lock, so no later event of this room can overtake the reply.
+	h.broadcastLocked(r, s, protocol.TypePlayerJoined, &protocol.PlayerJoined{
+		Player: protocol.Player{ID: s.playerID, Name: s.name},
+	})
+	s.send(env.ID, protocol.TypeRoomJoined, &protocol.RoomJoined{
+		Room: r.info(), You: s.playerID, Players: r.players(), ICE: ice,
+	})
+	return nil
+}
+
+func (s *Session) handleLeaveRoom(env protocol.Envelope) error {
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.room == nil {
+		return fail(protocol.CodeNotInRoom, "not in a room")
+	}
+	h.leaveLocked(s, protocol.ReasonLeft)
+	s.send(env.ID, protocol.TypeOK, &protocol.OK{})
+	return nil
+}
+
+// leaveLocked takes s out of its room. When the host leaves, the room closes:
+// the host is the game's authority, and without it there is no game to stay in.
+func (h *Hub) leaveLocked(s *Session, reason string) {
+	r := s.room
+	s.room = nil
+	player := s.playerID
+	s.playerID = ""
+	if r.host == s {
+		for _, m := range r.members {
+			m.room, m.playerID = nil, ""
+		}
+		h.broadcastLocked(r, s, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
+		delete(h.rooms, r.code)
+		s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members)-1)
+		return
+	}
+	r.remove(s)
+	h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
+	s.log.Info("room left", "room", r.code, "player", player, "reason", reason)
+}
+
+// handleSignal relays SDP and candidates between a client and its room's
+// host, and nowhere else: clients never learn about each other's transports.
+func (s *Session) handleSignal(env protocol.Envelope) error {
+	var m protocol.Signal
+	if err := protocol.DecodeBody(env, &m); err != nil {
+		return err
+	}
+	if err := m.Validate(); err != nil {
+		return err
+	}
+	if !s.signals.Allow() {
+		return fail(protocol.CodeRateLimited, "too many signalling messages")
+	}
+	h := s.hub
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := s.room
+	if r == nil {
+		return fail(protocol.CodeNotInRoom, "join a room before signalling")
+	}
+	to := r.member(m.To)
+	if to == nil || to == s {
+		return fail(protocol.CodePeerNotFound, fmt.Sprintf("no player %.16q in your room", m.To))
+	}
+	if s != r.host && to != r.host {
+		return fail(protocol.CodeForbidden, "clients may signal only the host")
+	}
+	m.From = s.playerID // never trust a client's claim of who it is
+	to.send(0, protocol.TypeSignal, &m)
+	if env.ID != 0 {
+		s.send(env.ID, protocol.TypeOK, &protocol.OK{})
+	}
+	return nil
+}

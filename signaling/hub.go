@@ -1,0 +1,165 @@
+package signaling
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"sync"
+
+	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// Hub owns every lobby session and room on this node.
+type Hub struct {
+	cfg          Config
+	log          *slog.Logger
+	joinFailures *ipLimiter
+
+	mu       sync.RWMutex
+	sessions map[string]*Session
+	rooms    map[string]*room
+	closing  bool
+
+	wg sync.WaitGroup // one per running session
+}
+
+// NewHub validates cfg and returns an empty hub.
+func NewHub(cfg Config) (*Hub, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	cfg = cfg.withDefaults()
+	return &Hub{
+		cfg:          cfg,
+		log:          cfg.Logger.With("component", "signaling"),
+		joinFailures: newIPLimiter(cfg.JoinFailureEvery, cfg.JoinFailureBurst),
+		sessions:     make(map[string]*Session),
+		rooms:        make(map[string]*room),
+	}, nil
+}
+
+// ServeWebSocket upgrades r and runs the session until the connection ends.
+// remote is the client's address as the HTTP layer determined it (trusting
+// proxies only as configured there); it keys the join rate limit.
+//
+// The caller must not wrap w: Accept hijacks the connection.
+func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote netip.Addr) {
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
+	if err != nil {
+		// Accept has already written the HTTP error (403 for a foreign Origin).
+		h.log.Info("websocket upgrade refused", "remote", remote, "origin", r.Header.Get("Origin"), "err", err)
+		return
+	}
+	conn.SetReadLimit(protocol.MaxFrame)
+
+	s := newSession(h, conn, remote, hostOnly(r.Host))
+	h.mu.Lock()
+	if h.closing {
+		h.mu.Unlock()
+		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		return
+	}
+	h.sessions[s.id] = s
+	h.wg.Add(1)
+	h.mu.Unlock()
+	defer h.wg.Done()
+
+	s.run(r.Context())
+}
+
+func hostOnly(hostport string) string {
+	if ap, err := netip.ParseAddrPort(hostport); err == nil {
+		return ap.Addr().String()
+	}
+	for i := len(hostport) - 1; i >= 0; i-- {
+		if hostport[i] == ':' {
+			return hostport[:i]
+		}
+		if hostport[i] == ']' {
+			break
+		}
+	}
+	return hostport
+}
+
+// Close tells every session the server is going away and waits, until ctx
+// ends, for their connections to finish closing. New connections are refused.
+func (h *Hub) Close(ctx context.Context) error {
+	h.mu.Lock()
+	h.closing = true
+	for _, s := range h.sessions {
+		s.kill(websocket.StatusGoingAway, "server shutting down")
+	}
+	h.mu.Unlock()
+
+	done := make(chan struct{})
+	go func() { h.wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("signaling: close: %w", ctx.Err())
+	}
+}
+
+// SessionLive reports whether a lobby session is connected. turn uses it to
+// refuse credentials of sessions that have ended.
+func (h *Hub) SessionLive(sessionID string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.sessions[sessionID]
+	return ok
+}
+
+// RoomOf reports the code of the room a session is in. turn uses it to let a
+// relay reach only relays of the same room.
+func (h *Hub) RoomOf(sessionID string) (string, bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s, ok := h.sessions[sessionID]
+	if !ok || s.room == nil {
+		return "", false
+	}
+	return s.room.code, true
+}
+
+// Stats is a snapshot of the hub's size for health checks and logs.
+type Stats struct {
+	Sessions int `json:"sessions"`
+	Rooms    int `json:"rooms"`
+}
+
+// Stats counts sessions and rooms.
+func (h *Hub) Stats() Stats {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return Stats{Sessions: len(h.sessions), Rooms: len(h.rooms)}
+}
+
+// forget removes a finished session, leaving its room first.
+func (h *Hub) forget(s *Session) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if s.room != nil {
+		h.leaveLocked(s, protocol.ReasonDisconnect)
+	}
+	delete(h.sessions, s.id)
+}
+
+// broadcastLocked sends one frame to every member of r except skip.
+func (h *Hub) broadcastLocked(r *room, skip *Session, typ string, body any) {
+	frame, err := protocol.Encode(typ, 0, body)
+	if err != nil {
+		h.log.Error("encode event", "type", typ, "room", r.code, "err", err)
+		return
+	}
+	for _, m := range r.members {
+		if m != skip {
+			m.enqueue(frame)
+		}
+	}
+}

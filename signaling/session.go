@@ -1,0 +1,240 @@
+package signaling
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+	"golang.org/x/time/rate"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// Session is one lobby WebSocket. The reading goroutine owns the handshake
+// and dispatch; a writer goroutine drains the bounded queue; a pinger detects
+// dead peers.
+type Session struct {
+	id     string
+	hub    *Hub
+	conn   *websocket.Conn
+	remote netip.Addr
+	host   string // host name the client used, for TURN URLs
+	log    *slog.Logger
+	out    chan []byte
+
+	messages *rate.Limiter
+	signals  *rate.Limiter
+	refused  int // messages refused in a row; read goroutine only
+
+	killOnce sync.Once
+	dead     chan struct{} // closed by kill: stop queueing
+
+	// Guarded by hub.mu.
+	name     string
+	hello    bool
+	room     *room
+	playerID string
+}
+
+func newSession(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *Session {
+	id := newSessionID()
+	return &Session{
+		id:       id,
+		hub:      h,
+		conn:     conn,
+		remote:   remote,
+		host:     host,
+		log:      h.log.With("session", id),
+		out:      make(chan []byte, h.cfg.QueueSize),
+		messages: rate.NewLimiter(rate.Limit(h.cfg.MessagesPerSecond), h.cfg.MessageBurst),
+		signals:  rate.NewLimiter(rate.Limit(h.cfg.SignalsPerSecond), h.cfg.SignalBurst),
+		dead:     make(chan struct{}),
+	}
+}
+
+// run serves the session until the connection ends, then removes it from
+// its room and the hub.
+func (s *Session) run(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	s.log.Debug("session open", "remote", s.remote)
+
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); s.writeLoop(ctx) }()
+	go func() { defer wg.Done(); s.pingLoop(ctx) }()
+
+	err := s.readLoop(ctx)
+	s.hub.forget(s)
+	s.kill(websocket.StatusNormalClosure, "")
+	cancel()
+	wg.Wait()
+	s.log.Debug("session closed", "reason", closeReason(err))
+}
+
+func closeReason(err error) string {
+	if st := websocket.CloseStatus(err); st != -1 {
+		return st.String()
+	}
+	if err == nil {
+		return "done"
+	}
+	return err.Error()
+}
+
+func (s *Session) readLoop(ctx context.Context) error {
+	// The first frame must be Hello, soon: an upgraded connection that never
+	// speaks holds a file descriptor and a goroutine for nothing.
+	hctx, hcancel := context.WithTimeout(ctx, protocol.HandshakeTimeout)
+	err := s.readOne(hctx)
+	hcancel()
+	if err != nil {
+		return err
+	}
+	for {
+		if err := s.readOne(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// readOne reads and handles one frame. Only connection failures end the
+// session; bad frames are answered with an Error and counted.
+func (s *Session) readOne(ctx context.Context) error {
+	typ, frame, err := s.conn.Read(ctx)
+	if err != nil {
+		return err
+	}
+	if !s.messages.Allow() {
+		s.refuse(0, protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
+		return nil
+	}
+	if typ != websocket.MessageBinary {
+		s.refuse(0, protocol.Error{Code: protocol.CodeBadMessage, Message: "frames must be binary msgpack"})
+		return nil
+	}
+	env, err := protocol.Decode(frame)
+	if err != nil {
+		s.refuse(0, asReply(err))
+		return nil
+	}
+	if err := s.handle(env); err != nil {
+		reply := asReply(err)
+		if reply.Code == protocol.CodeInternal {
+			s.log.Error("handler failed", "type", env.Type, "err", err)
+		}
+		s.refuse(env.ID, reply)
+		return nil
+	}
+	s.refused = 0
+	return nil
+}
+
+// refuse answers a request with an Error and closes the connection once a
+// client has been refused too many times in a row: a correct client never
+// gets there, a flood does.
+func (s *Session) refuse(id uint32, e protocol.Error) {
+	s.refused++
+	if s.refused >= s.hub.cfg.MaxRefusedInARow {
+		s.log.Info("closing: too many refused messages", "last_code", e.Code)
+		s.kill(websocket.StatusPolicyViolation, "too many refused messages: "+e.Code)
+		return
+	}
+	s.send(id, protocol.TypeError, &e)
+}
+
+// send encodes and queues one frame.
+func (s *Session) send(id uint32, typ string, body any) {
+	frame, err := protocol.Encode(typ, id, body)
+	if err != nil {
+		s.log.Error("encode", "type", typ, "err", err)
+		return
+	}
+	s.enqueue(frame)
+}
+
+// enqueue never blocks: it may run under Hub.mu. A full queue means the
+// client cannot keep up, and waiting for it would stall everyone else.
+func (s *Session) enqueue(frame []byte) {
+	select {
+	case <-s.dead:
+		return
+	default:
+	}
+	select {
+	case s.out <- frame:
+	default:
+		s.log.Info("closing slow consumer", "queue", cap(s.out))
+		s.kill(websocket.StatusPolicyViolation, "slow consumer: outgoing queue full")
+	}
+}
+
+// kill closes the connection with a status once. The close handshake runs in
+// its own goroutine because it writes, and kill may be called under Hub.mu.
+func (s *Session) kill(code websocket.StatusCode, reason string) {
+	s.killOnce.Do(func() {
+		close(s.dead)
+		go func() {
+			// Give queued frames (an Error explaining the close) a moment to
+			// leave before the close frame.
+			s.flush(100 * time.Millisecond)
+			_ = s.conn.Close(code, reason)
+		}()
+	})
+}
+
+// flush waits until the writer has drained the queue or d passes.
+func (s *Session) flush(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for len(s.out) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (s *Session) writeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case frame := <-s.out:
+			wctx, cancel := context.WithTimeout(ctx, s.hub.cfg.WriteTimeout)
+			err := s.conn.Write(wctx, websocket.MessageBinary, frame)
+			cancel()
+			if err != nil {
+				if !errors.Is(err, context.Canceled) {
+					s.log.Debug("write failed", "err", err)
+				}
+				s.kill(websocket.StatusInternalError, "write failed")
+				return
+			}
+		}
+	}
+}
+
+// pingLoop closes connections whose peer stopped answering. Conn.Ping only
+// completes while readLoop is reading, which it always is.
+func (s *Session) pingLoop(ctx context.Context) {
+	t := time.NewTicker(s.hub.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			pctx, cancel := context.WithTimeout(ctx, s.hub.cfg.PongTimeout)
+			err := s.conn.Ping(pctx)
+			cancel()
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Info("closing: ping timeout", "err", err)
+					s.kill(websocket.StatusPolicyViolation, "ping timeout")
+				}
+				return
+			}
+		}
+	}
+}
