@@ -1,0 +1,44 @@
+// Mirrors protocol/errors.go: stable error codes and close reasons, plus the
+// error the codec throws for bytes it refuses.
+
+/** Codes the server puts in Error.code. Clients switch on them. */
+export const ErrorCode = {
+  BadMessage: 'bad_message',
+  UnknownType: 'unknown_type',
+  UnsupportedVersion: 'unsupported_version',
+  HelloRequired: 'hello_required',
+  InvalidArgument: 'invalid_argument',
+  RoomNotFound: 'room_not_found',
+  RoomFull: 'room_full',
+  WrongPassword: 'wrong_password',
+  AlreadyInRoom: 'already_in_room',
+  NotInRoom: 'not_in_room',
+  PeerNotFound: 'peer_not_found',
+  Forbidden: 'forbidden',
+  RateLimited: 'rate_limited',
+  ServerFull: 'server_full',
+  Internal: 'internal',
+} as const;
+export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
+
+/** Why a player left or a room closed (PlayerLeft.reason, RoomClosed.reason). */
+export const Reason = {
+  Left: 'left',
+  Disconnect: 'disconnected',
+  HostLeft: 'host_left',
+} as const;
+export type CloseReason = (typeof Reason)[keyof typeof Reason];
+
+/** What was wrong with a frame, like the sentinel errors in protocol/errors.go. */
+export type ProtocolErrorKind = 'too_large' | 'malformed' | 'too_deep' | 'no_type' | 'unknown_type';
+
+/** Thrown by the codec for a frame it will not encode or decode. */
+export class ProtocolError extends Error {
+  override readonly name = 'ProtocolError';
+  constructor(
+    readonly kind: ProtocolErrorKind,
+    message: string,
+  ) {
+    super(`protocol: ${message}`);
+  }
+}

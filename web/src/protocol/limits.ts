@@ -1,0 +1,38 @@
+// Mirrors protocol/limits.go. These limits are part of the protocol: a peer
+// that respects them is never refused for size.
+
+/** The protocol version a client announces in Hello. */
+export const VERSION = 1;
+
+/** The largest WebSocket frame either side may send. */
+export const MAX_FRAME = 16 << 10;
+/** Container nesting allowed in a frame. */
+export const MAX_DEPTH = 8;
+
+export const MAX_PLAYER_NAME = 32; // runes
+export const MAX_ROOM_NAME = 48; // runes
+export const MAX_PASSWORD = 64; // bytes
+export const MAX_SDP = 8192; // bytes
+export const MAX_CANDIDATE = 512; // bytes
+export const MAX_MID = 32; // bytes
+export const MIN_PLAYERS = 2;
+export const MAX_PLAYERS = 16;
+export const ROOM_CODE_LENGTH = 7;
+
+/** Leaves out 0, O, 1, I, L (read alike) and U (accidental words). */
+export const ROOM_CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTVWXYZ';
+
+/**
+ * Upper-cases a typed room code and drops spaces and dashes, like
+ * protocol.NormalizeRoomCode; returns null if it is not a well-formed code.
+ */
+export function normalizeRoomCode(input: string): string | null {
+  if (input.length > 4 * ROOM_CODE_LENGTH) return null;
+  let code = '';
+  for (const ch of input.toUpperCase()) {
+    if (ch === ' ' || ch === '-') continue;
+    if (!ROOM_CODE_ALPHABET.includes(ch)) return null;
+    code += ch;
+  }
+  return code.length === ROOM_CODE_LENGTH ? code : null;
+}

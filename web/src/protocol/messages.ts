@@ -1,0 +1,158 @@
+// Mirrors protocol/messages.go. Field names are the wire keys, so a decoded
+// body is the same object as the JSON form in protocol/testdata/golden.json.
+// Every field is present after decoding: omitted fields get their zero value.
+
+/** Message type tags (the envelope's `t`). */
+export const MessageType = {
+  Hello: 'hello',
+  Welcome: 'welcome',
+  Error: 'error',
+  OK: 'ok',
+  CreateRoom: 'createRoom',
+  JoinRoom: 'joinRoom',
+  RoomJoined: 'roomJoined',
+  LeaveRoom: 'leaveRoom',
+  PlayerJoined: 'playerJoined',
+  PlayerLeft: 'playerLeft',
+  RoomClosed: 'roomClosed',
+  Signal: 'signal',
+} as const;
+
+/** Signal kinds: the joining client offers, the host answers, both trickle candidates. */
+export const SignalKind = {
+  Offer: 'offer',
+  Answer: 'answer',
+  Candidate: 'candidate',
+} as const;
+export type SignalKindName = (typeof SignalKind)[keyof typeof SignalKind];
+
+/** The first frame a client sends. */
+export interface Hello {
+  v: number;
+  name: string;
+}
+
+/** Answers Hello. `session` names the lobby session in logs and TURN usernames. */
+export interface Welcome {
+  v: number;
+  session: string;
+  maxFrame: number;
+}
+
+/** The reply to a failed request, or (id 0) a notice before the server closes. */
+export interface ErrorBody {
+  code: string;
+  msg: string;
+}
+
+/** Acknowledges a request that has nothing else to say. */
+export type Ok = Record<string, never>;
+
+/** Makes the sender the host of a new room. */
+export interface CreateRoom {
+  name: string;
+  maxPlayers: number;
+  public: boolean;
+  password: string;
+}
+
+/** Joins the room with this code as a client. */
+export interface JoinRoom {
+  code: string;
+  password: string;
+}
+
+/** Leaves the current room; if the host leaves, the room closes. */
+export type LeaveRoom = Record<string, never>;
+
+/** One member of a room; `id` is what Signal.to and Signal.from name. */
+export interface Player {
+  id: string;
+  name: string;
+}
+
+/** Describes a room; `host` is the player id of the host. */
+export interface RoomInfo {
+  code: string;
+  name: string;
+  maxPlayers: number;
+  public: boolean;
+  hasPassword: boolean;
+  host: string;
+}
+
+/** Has the shape of the WebRTC RTCIceServer dictionary. */
+export interface IceServer {
+  urls: string[];
+  username: string;
+  credential: string;
+}
+
+/** The TURN servers and how long (seconds) their credential stays valid. */
+export interface Ice {
+  servers: IceServer[];
+  ttl: number;
+}
+
+/** Answers CreateRoom and JoinRoom; `players` includes the receiver, oldest first. */
+export interface RoomJoined {
+  room: RoomInfo;
+  you: string;
+  players: Player[];
+  ice: Ice;
+}
+
+/** A player arrived. */
+export interface PlayerJoined {
+  player: Player;
+}
+
+/** A player is gone, and why. */
+export interface PlayerLeft {
+  id: string;
+  reason: string;
+}
+
+/** The room no longer exists. */
+export interface RoomClosed {
+  reason: string;
+}
+
+/**
+ * WebRTC negotiation between a client and its room's host. The server stamps
+ * `from` with the sender's real id. An empty `cand` on a candidate signal is
+ * the end-of-candidates marker.
+ */
+export interface Signal {
+  to: string;
+  from: string;
+  kind: string;
+  sdp: string;
+  cand: string;
+  mid: string;
+}
+
+/** Each message type tag and its body. */
+export interface MessageMap {
+  hello: Hello;
+  welcome: Welcome;
+  error: ErrorBody;
+  ok: Ok;
+  createRoom: CreateRoom;
+  joinRoom: JoinRoom;
+  roomJoined: RoomJoined;
+  leaveRoom: LeaveRoom;
+  playerJoined: PlayerJoined;
+  playerLeft: PlayerLeft;
+  roomClosed: RoomClosed;
+  signal: Signal;
+}
+export type MessageTypeName = keyof MessageMap;
+
+/**
+ * One decoded frame. `id` is 0 for events. `b` is absent when the frame had
+ * no body, which is not the same frame as an empty body.
+ */
+export type Frame = {
+  [T in MessageTypeName]: { t: T; id: number; b?: MessageMap[T] };
+}[MessageTypeName];
