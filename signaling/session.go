@@ -122,21 +122,21 @@ func (s *Session) readOne(ctx context.Context) error {
 		s.refuse(0, asReply(err))
 		return nil
 	}
+	s.refused = 0
 	if err := s.handle(env); err != nil {
 		reply := asReply(err)
 		if reply.Code == protocol.CodeInternal {
 			s.log.Error("handler failed", "type", env.Type, "err", err)
 		}
-		s.refuse(env.ID, reply)
-		return nil
+		s.send(env.ID, protocol.TypeError, &reply)
 	}
-	s.refused = 0
 	return nil
 }
 
-// refuse answers a request with an Error and closes the connection once a
-// client has been refused too many times in a row: a correct client never
-// gets there, a flood does.
+// refuse answers a frame that was not served (over the rate, or not a
+// message at all) and closes the connection once too many were refused in a
+// row: a correct client never gets there, a flood does. Ordinary request
+// errors (room not found, ...) are not refusals.
 func (s *Session) refuse(id uint32, e protocol.Error) {
 	s.refused++
 	if s.refused >= s.hub.cfg.MaxRefusedInARow {
@@ -169,8 +169,18 @@ func (s *Session) enqueue(frame []byte) {
 	case s.out <- frame:
 	default:
 		s.log.Info("closing slow consumer", "queue", cap(s.out))
-		s.kill(websocket.StatusPolicyViolation, "slow consumer: outgoing queue full")
+		s.abort()
 	}
+}
+
+// abort drops the connection without a close handshake: the peer is not
+// reading, so a close frame would only wait for the handshake timeout while
+// the room still lists the player.
+func (s *Session) abort() {
+	s.killOnce.Do(func() {
+		close(s.dead)
+		_ = s.conn.CloseNow()
+	})
 }
 
 // kill closes the connection with a status once. The close handshake runs in
@@ -208,7 +218,7 @@ func (s *Session) writeLoop(ctx context.Context) {
 				if !errors.Is(err, context.Canceled) {
 					s.log.Debug("write failed", "err", err)
 				}
-				s.kill(websocket.StatusInternalError, "write failed")
+				s.abort()
 				return
 			}
 		}

@@ -1,0 +1,165 @@
+// Package server wires hostrelay together: configuration, the HTTP app (lobby
+// page, share links, health, the lobby WebSocket), the signaling hub and the
+// embedded TURN server. Run is the whole graph in one function.
+package server
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// Config is everything an operator can set. Defaults work on localhost.
+type Config struct {
+	HTTPAddr       string        // lobby page, REST and /ws
+	TURNUDPAddr    string        // TURN over UDP
+	TURNTCPAddr    string        // TURN over TCP, for networks that block UDP
+	PublicIP       netip.Addr    // relay address handed to clients
+	PublicHost     string        // host name in TURN URLs; empty: the host the client used
+	TURNSecret     string        // HMAC secret for TURN credentials; empty: random per start
+	TURNTTL        time.Duration // lifetime of issued TURN credentials
+	AllowedOrigins []string      // extra browser origins allowed on /ws (host patterns)
+	TrustedProxies []netip.Prefix
+	LogLevel       slog.Level
+	LogFormat      string // text or json
+	ShutdownGrace  time.Duration
+
+	// secretGenerated records that TURNSecret was made up at start, so Run
+	// can say so (without printing it).
+	secretGenerated bool
+}
+
+// envPrefix + upper-cased flag name with '-' as '_' is each flag's variable.
+const envPrefix = "HOSTRELAY_"
+
+// LoadConfig layers defaults, then HOSTRELAY_* environment variables, then
+// command-line flags, and validates the result before anything listens.
+func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
+	cfg := Config{
+		HTTPAddr:      ":8080",
+		TURNUDPAddr:   ":3478",
+		TURNTCPAddr:   ":3478",
+		PublicIP:      netip.MustParseAddr("127.0.0.1"),
+		TURNTTL:       6 * time.Hour,
+		LogLevel:      slog.LevelInfo,
+		LogFormat:     "text",
+		ShutdownGrace: 10 * time.Second,
+	}
+	fs := flag.NewFlagSet("hostrelay", flag.ContinueOnError)
+	fs.SetOutput(usage)
+	fs.StringVar(&cfg.HTTPAddr, "http", cfg.HTTPAddr, "HTTP and WebSocket listen address")
+	fs.StringVar(&cfg.TURNUDPAddr, "turn-udp", cfg.TURNUDPAddr, "TURN UDP listen address")
+	fs.StringVar(&cfg.TURNTCPAddr, "turn-tcp", cfg.TURNTCPAddr, "TURN TCP listen address (port 0: the UDP port)")
+	fs.Func("public-ip", "public IP of this host, used as the TURN relay address (default 127.0.0.1: this machine only)", func(s string) error {
+		ip, err := netip.ParseAddr(s)
+		if err != nil {
+			return err
+		}
+		cfg.PublicIP = ip.Unmap()
+		return nil
+	})
+	fs.StringVar(&cfg.PublicHost, "public-host", "", "host name for TURN URLs (default: the host the browser used)")
+	fs.StringVar(&cfg.TURNSecret, "turn-secret", "", "secret for TURN credentials, at least 16 bytes (default: random at each start)")
+	fs.DurationVar(&cfg.TURNTTL, "turn-ttl", cfg.TURNTTL, "lifetime of issued TURN credentials")
+	fs.Func("allowed-origins", "comma-separated extra origins (host patterns) allowed to open /ws", func(s string) error {
+		cfg.AllowedOrigins = splitList(s)
+		return nil
+	})
+	fs.Func("trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is believed", func(s string) error {
+		cfg.TrustedProxies = nil
+		for _, p := range splitList(s) {
+			pfx, err := netip.ParsePrefix(p)
+			if err != nil {
+				return err
+			}
+			cfg.TrustedProxies = append(cfg.TrustedProxies, pfx)
+		}
+		return nil
+	})
+	fs.Func("log-level", "debug, info, warn or error (default info)", func(s string) error {
+		return cfg.LogLevel.UnmarshalText([]byte(s))
+	})
+	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json")
+	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for connections to close")
+
+	var envErr error
+	fs.VisitAll(func(f *flag.Flag) {
+		name := envPrefix + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
+		if v := getenv(name); v != "" {
+			if err := fs.Set(f.Name, v); err != nil {
+				envErr = errors.Join(envErr, fmt.Errorf("%s: %w", name, err))
+			}
+		}
+	})
+	if envErr != nil {
+		return cfg, fmt.Errorf("server: config: %w", envErr)
+	}
+	if err := fs.Parse(args); err != nil {
+		return cfg, fmt.Errorf("server: config: %w", err)
+	}
+	if fs.NArg() > 0 {
+		return cfg, fmt.Errorf("server: config: unexpected argument %q", fs.Arg(0))
+	}
+	if cfg.TURNSecret == "" {
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		cfg.TURNSecret = base64.RawStdEncoding.EncodeToString(b[:])
+		cfg.secretGenerated = true
+	}
+	return cfg, cfg.validate()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+func (c Config) validate() error {
+	var errs []error
+	for name, addr := range map[string]string{"http": c.HTTPAddr, "turn-udp": c.TURNUDPAddr, "turn-tcp": c.TURNTCPAddr} {
+		if _, _, err := net.SplitHostPort(addr); err != nil {
+			errs = append(errs, fmt.Errorf("-%s %q: %w", name, addr, err))
+		}
+	}
+	if !c.PublicIP.IsValid() || c.PublicIP.IsUnspecified() {
+		errs = append(errs, fmt.Errorf("-public-ip %v: must be a concrete address clients can reach", c.PublicIP))
+	}
+	if len(c.TURNSecret) < 16 {
+		errs = append(errs, errors.New("-turn-secret: must be at least 16 bytes"))
+	}
+	if c.TURNTTL < time.Minute || c.TURNTTL > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("-turn-ttl %v: must be between 1m and 24h", c.TURNTTL))
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("-log-format %q: must be text or json", c.LogFormat))
+	}
+	if c.ShutdownGrace <= 0 {
+		errs = append(errs, errors.New("-shutdown-grace: must be positive"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("server: config: %w", err)
+	}
+	return nil
+}
+
+// NewLogger builds the process logger from the config.
+func NewLogger(c Config, w io.Writer) *slog.Logger {
+	opts := &slog.HandlerOptions{Level: c.LogLevel}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}

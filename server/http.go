@@ -1,0 +1,83 @@
+package server
+
+import (
+	"io/fs"
+	"net/http"
+	"net/netip"
+
+	"github.com/labstack/echo/v4"
+
+	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/static"
+)
+
+// newHTTP builds the echo app. No middleware here may wrap the
+// ResponseWriter: /ws hijacks the connection.
+func newHTTP(s *Server) *echo.Echo {
+	e := echo.New()
+	e.HideBanner, e.HidePort = true, true
+	// Believe X-Forwarded-For only from configured proxies; by default the
+	// peer address is the client, so a forged header changes nothing.
+	e.IPExtractor = echo.ExtractIPDirect()
+	if len(s.cfg.TrustedProxies) > 0 {
+		var opts []echo.TrustOption
+		for _, p := range s.cfg.TrustedProxies {
+			opts = append(opts, echo.TrustIPRange(netipToIPNet(p)))
+		}
+		opts = append(opts, echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false))
+		e.IPExtractor = echo.ExtractIPFromXFFHeader(opts...)
+	}
+	e.Use(securityHeaders)
+
+	e.GET("/healthz", func(c echo.Context) error {
+		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version})
+	})
+	e.GET("/ws", func(c echo.Context) error {
+		ip, err := netip.ParseAddr(c.RealIP())
+		if err != nil {
+			return echo.NewHTTPError(http.StatusBadRequest, "cannot determine client address")
+		}
+		s.hub.ServeWebSocket(c.Response(), c.Request(), ip)
+		return nil
+	})
+
+	web := static.FS()
+	index := func(c echo.Context) error {
+		if !static.Built() {
+			return c.String(http.StatusServiceUnavailable,
+				"hostrelay: the web app was not built into this binary; run `make run` (or `npm ci && npm run build` before `go build`)\n")
+		}
+		c.Response().Header().Set("Cache-Control", "no-cache")
+		return c.FileFS("index.html", web)
+	}
+	// A share link opens the lobby page, which reads the code from the path.
+	e.GET("/r/:code", index)
+	e.GET("/", index)
+	assets := http.FileServer(http.FS(web))
+	e.GET("/*", func(c echo.Context) error {
+		name := c.Param("*")
+		if _, err := fs.Stat(web, name); err != nil {
+			return echo.NewHTTPError(http.StatusNotFound, "not found")
+		}
+		if len(name) > 7 && name[:7] == "assets/" {
+			// Vite puts a content hash in every asset name.
+			c.Response().Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		}
+		assets.ServeHTTP(c.Response(), c.Request())
+		return nil
+	})
+	return e
+}
+
+func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
+	return func(c echo.Context) error {
+		h := c.Response().Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		// Share links carry room codes: never leak them to other sites.
+		h.Set("Referrer-Policy", "no-referrer")
+		h.Set("X-Frame-Options", "DENY")
+		h.Set("Content-Security-Policy", "default-src 'self'; connect-src 'self' ws: wss:; img-src 'self' data: blob:; "+
+			"style-src 'self' 'unsafe-inline'; object-src 'none'; base-uri 'none'; frame-ancestors 'none'")
+		return next(c)
+	}
+}

@@ -1,0 +1,167 @@
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/signaling"
+	"github.com/hostrelay/hostrelay/turn"
+)
+
+// Server is a running hostrelay: HTTP, lobby and TURN.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	hub   *signaling.Hub
+	turn  *turn.Server
+	http  *http.Server
+	ln    net.Listener
+	serve chan error
+}
+
+// Addrs are the addresses the server actually listens on (ports resolved).
+type Addrs struct {
+	HTTP    string
+	TURNUDP string
+	TURNTCP string
+}
+
+// New builds the whole graph and starts listening. Components are built in
+// dependency order by hand so the wiring reads top to bottom.
+func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1)}
+	if cfg.secretGenerated {
+		log.Warn("no TURN secret configured: generated a random one; TURN credentials will not survive a restart",
+			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
+	}
+	if cfg.PublicIP.IsLoopback() {
+		log.Warn("relay address is loopback: only players on this machine can connect",
+			"component", "server", "public_ip", cfg.PublicIP, "hint", "set -public-ip to this host's public address")
+	}
+
+	var err error
+	// The hub needs TURN for credentials and TURN needs the hub for session
+	// checks; the closure breaks the cycle (TURN exists before any request).
+	s.hub, err = signaling.NewHub(signaling.Config{
+		OriginPatterns: cfg.AllowedOrigins,
+		ICE:            s.iceFor,
+		Logger:         log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.turn, err = turn.New(ctx, turn.Config{
+		Secret:        []byte(cfg.TURNSecret),
+		PublicIP:      net.IP(cfg.PublicIP.AsSlice()),
+		UDPAddr:       cfg.TURNUDPAddr,
+		TCPAddr:       cfg.TURNTCPAddr,
+		CredentialTTL: cfg.TURNTTL,
+		Sessions:      s.hub,
+		Logger:        log,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+
+	var lc net.ListenConfig
+	s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTPAddr)
+	if err != nil {
+		_ = s.turn.Close()
+		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTPAddr, err)
+	}
+	s.http = &http.Server{
+		Handler:           newHTTP(s),
+		ReadHeaderTimeout: 10 * time.Second,
+		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+	}
+	go func() { s.serve <- s.http.Serve(s.ln) }()
+
+	a := s.Addrs()
+	log.Info("listening", "component", "server", "http", a.HTTP, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
+		"public_ip", cfg.PublicIP)
+	return s, nil
+}
+
+// Addrs reports the bound addresses.
+func (s *Server) Addrs() Addrs {
+	return Addrs{HTTP: s.ln.Addr().String(), TURNUDP: s.turn.UDPAddr().String(), TURNTCP: s.turn.TCPAddr().String()}
+}
+
+// Hub exposes the lobby for in-process tests and operational endpoints.
+func (s *Server) Hub() *signaling.Hub { return s.hub }
+
+// iceFor issues a session's TURN credentials and the URLs to use them on.
+func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
+	host := s.cfg.PublicHost
+	if host == "" {
+		host = requestHost
+	}
+	if host == "" {
+		host = s.cfg.PublicIP.String()
+	}
+	c := s.turn.Credentials(sessionID, time.Now())
+	port := strconv.Itoa(s.turn.UDPAddr().Port)
+	tcpPort := strconv.Itoa(s.turn.TCPAddr().Port)
+	return protocol.ICE{
+		Servers: []protocol.ICEServer{{
+			URLs: []string{
+				"turn:" + net.JoinHostPort(host, port) + "?transport=udp",
+				"turn:" + net.JoinHostPort(host, tcpPort) + "?transport=tcp",
+			},
+			Username:   c.Username,
+			Credential: c.Password,
+		}},
+		TTL: int(c.TTL / time.Second),
+	}
+}
+
+// Shutdown stops accepting, tells every lobby client the server is going
+// away, waits for them within ctx, then closes TURN.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.log.Info("shutting down", "component", "server")
+	var errs []error
+	if err := s.http.Shutdown(ctx); err != nil {
+		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	if err := s.hub.Close(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.turn.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("turn: %w", err))
+	}
+	if err := <-s.serve; err != nil && !errors.Is(err, http.ErrServerClosed) {
+		errs = append(errs, fmt.Errorf("http serve: %w", err))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("server: shutdown: %w", err)
+	}
+	s.log.Info("stopped", "component", "server")
+	return nil
+}
+
+// Run serves until ctx ends, then shuts down within cfg.ShutdownGrace.
+func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
+	s, err := New(ctx, cfg, log)
+	if err != nil {
+		return err
+	}
+	select {
+	case <-ctx.Done():
+	case err := <-s.serve:
+		s.serve <- err // Shutdown reads it
+		log.Error("http server stopped", "component", "server", "err", err)
+	}
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
+	defer cancel()
+	return s.Shutdown(sctx)
+}

@@ -1,0 +1,193 @@
+package signaling
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"net/netip"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// testHub runs a Hub behind a real HTTP server. Each connection's remote
+// address is the X-Test-IP header if present, so tests can act as many IPs.
+func testHub(t *testing.T, mutate func(*Config)) (*Hub, string) {
+	t.Helper()
+	cfg := Config{
+		ICE: func(sessionID, host string) protocol.ICE {
+			return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:" + host + ":3478"},
+				Username: "9999999999:" + sessionID, Credential: "x"}}, TTL: 60}
+		},
+		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	}
+	if mutate != nil {
+		mutate(&cfg)
+	}
+	hub, err := NewHub(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ip := netip.MustParseAddr("127.0.0.1")
+		if h := r.Header.Get("X-Test-IP"); h != "" {
+			ip = netip.MustParseAddr(h)
+		}
+		hub.ServeWebSocket(w, r, ip)
+	}))
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if err := hub.Close(ctx); err != nil {
+			t.Errorf("hub close: %v", err)
+		}
+		srv.Close()
+	})
+	return hub, "ws" + strings.TrimPrefix(srv.URL, "http")
+}
+
+type testWriter struct{ t *testing.T }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+type client struct {
+	t           *testing.T
+	conn        *websocket.Conn
+	nextID      uint32
+	readTimeout time.Duration
+}
+
+func dial(t *testing.T, url string, header http.Header) *client {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
+	if err != nil {
+		t.Fatalf("dial: %v", err)
+	}
+	conn.SetReadLimit(1 << 20)
+	t.Cleanup(func() { conn.CloseNow() })
+	return &client{t: t, conn: conn, readTimeout: 5 * time.Second}
+}
+
+// connect dials and completes the hello handshake.
+func connect(t *testing.T, url, name string) *client {
+	c := dial(t, url, nil)
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: name})
+	c.expect(protocol.TypeWelcome, &protocol.Welcome{})
+	return c
+}
+
+func (c *client) writeRaw(frame []byte) {
+	c.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
+		c.t.Fatalf("write: %v", err)
+	}
+}
+
+// request sends a message with a fresh request id and returns the id.
+func (c *client) request(typ string, body any) uint32 {
+	c.t.Helper()
+	c.nextID++
+	frame, err := protocol.Encode(typ, c.nextID, body)
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.writeRaw(frame)
+	return c.nextID
+}
+
+func (c *client) read() (protocol.Envelope, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), c.readTimeout)
+	defer cancel()
+	_, frame, err := c.conn.Read(ctx)
+	if err != nil {
+		return protocol.Envelope{}, err
+	}
+	return protocol.Decode(frame)
+}
+
+// expect reads the next frame, requires its type, and decodes its body.
+func (c *client) expect(typ string, body any) protocol.Envelope {
+	c.t.Helper()
+	env, err := c.read()
+	if err != nil {
+		c.t.Fatalf("waiting for %s: %v", typ, err)
+	}
+	if env.Type != typ {
+		var e protocol.Error
+		_ = protocol.DecodeBody(env, &e)
+		c.t.Fatalf("got %s %+v, want %s", env.Type, e, typ)
+	}
+	if err := protocol.DecodeBody(env, body); err != nil {
+		c.t.Fatal(err)
+	}
+	return env
+}
+
+// expectError reads the next frame and requires an Error with code.
+func (c *client) expectError(code string) protocol.Error {
+	c.t.Helper()
+	var e protocol.Error
+	c.expect(protocol.TypeError, &e)
+	if e.Code != code {
+		c.t.Fatalf("error %q (%s), want %q", e.Code, e.Message, code)
+	}
+	return e
+}
+
+// expectClose reads until the connection closes and returns its status.
+func (c *client) expectClose() websocket.StatusCode {
+	c.t.Helper()
+	for {
+		_, err := c.read()
+		if err != nil {
+			var ce websocket.CloseError
+			if errors.As(err, &ce) {
+				return ce.Code
+			}
+			return websocket.CloseStatus(err)
+		}
+	}
+}
+
+func (c *client) create(name string, max int, password string) protocol.RoomJoined {
+	c.t.Helper()
+	id := c.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: name, MaxPlayers: max, Public: true, Password: password})
+	var rj protocol.RoomJoined
+	if env := c.expect(protocol.TypeRoomJoined, &rj); env.ID != id {
+		c.t.Fatalf("reply id %d, want %d", env.ID, id)
+	}
+	return rj
+}
+
+func (c *client) join(code, password string) protocol.RoomJoined {
+	c.t.Helper()
+	c.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code, Password: password})
+	var rj protocol.RoomJoined
+	c.expect(protocol.TypeRoomJoined, &rj)
+	return rj
+}
+
+// waitFor polls cond; tests use it for server-side state with no event.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

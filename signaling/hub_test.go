@@ -1,0 +1,342 @@
+package signaling
+
+import (
+	"net/http"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+func TestHandshake(t *testing.T) {
+	_, url := testHub(t, nil)
+
+	c := dial(t, url, nil)
+	c.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "r", MaxPlayers: 2})
+	c.expectError(protocol.CodeHelloRequired)
+
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version + 1, Name: "Ada"})
+	c.expectError(protocol.CodeUnsupportedVersion)
+
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: strings.Repeat("n", protocol.MaxPlayerName+1)})
+	c.expectError(protocol.CodeInvalidArgument)
+
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "  Ada  "})
+	var w protocol.Welcome
+	c.expect(protocol.TypeWelcome, &w)
+	if w.Version != protocol.Version || !strings.HasPrefix(w.Session, "s_") || w.MaxFrame != protocol.MaxFrame {
+		t.Fatalf("welcome = %+v", w)
+	}
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Ada"})
+	c.expectError(protocol.CodeInvalidArgument)
+
+	c.request("teleport", nil)
+	c.expectError(protocol.CodeUnknownType)
+}
+
+func TestCreateJoinLeave(t *testing.T) {
+	hub, url := testHub(t, nil)
+	host := connect(t, url, "Ada")
+	rj := host.create("Friday", 3, "")
+	if rj.You == "" || rj.Room.Host != rj.You || len(rj.Players) != 1 || len(rj.Room.Code) != protocol.RoomCodeLength {
+		t.Fatalf("create reply = %+v", rj)
+	}
+	if len(rj.ICE.Servers) != 1 || !strings.HasSuffix(rj.ICE.Servers[0].Username, ":"+sessionOf(t, hub, rj.Room.Code, rj.You)) {
+		t.Fatalf("ICE not bound to the session: %+v", rj.ICE)
+	}
+	code := rj.Room.Code
+
+	bob := connect(t, url, "Bob")
+	// Codes are case-insensitive and may be typed with a dash.
+	brj := bob.join(strings.ToLower(code[:3])+"-"+code[3:], "")
+	if brj.Room.Host != rj.You || brj.You == rj.You || len(brj.Players) != 2 || brj.Players[0].Name != "Ada" {
+		t.Fatalf("join reply = %+v", brj)
+	}
+	var pj protocol.PlayerJoined
+	host.expect(protocol.TypePlayerJoined, &pj)
+	if pj.Player.ID != brj.You || pj.Player.Name != "Bob" {
+		t.Fatalf("PlayerJoined = %+v", pj)
+	}
+	if room, ok := hub.RoomOf(sessionOf(t, hub, code, brj.You)); !ok || room != code {
+		t.Fatalf("RoomOf = %q %v", room, ok)
+	}
+
+	bob.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code})
+	bob.expectError(protocol.CodeAlreadyInRoom)
+	bob.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "x", MaxPlayers: 2})
+	bob.expectError(protocol.CodeAlreadyInRoom)
+
+	bob.request(protocol.TypeLeaveRoom, nil)
+	bob.expect(protocol.TypeOK, &protocol.OK{})
+	var pl protocol.PlayerLeft
+	host.expect(protocol.TypePlayerLeft, &pl)
+	if pl.ID != brj.You || pl.Reason != protocol.ReasonLeft {
+		t.Fatalf("PlayerLeft = %+v", pl)
+	}
+	bob.request(protocol.TypeLeaveRoom, nil)
+	bob.expectError(protocol.CodeNotInRoom)
+
+	// Rejoining gets a new player id; ids are never reused within a room.
+	again := bob.join(code, "")
+	if again.You == brj.You {
+		t.Fatalf("player id %s reused", again.You)
+	}
+	host.expect(protocol.TypePlayerJoined, &pj)
+
+	// A dropped connection is a leave with reason "disconnected".
+	bob.conn.Close(websocket.StatusNormalClosure, "")
+	host.expect(protocol.TypePlayerLeft, &pl)
+	if pl.Reason != protocol.ReasonDisconnect {
+		t.Fatalf("PlayerLeft = %+v", pl)
+	}
+}
+
+func sessionOf(t *testing.T, hub *Hub, code, player string) string {
+	t.Helper()
+	hub.mu.RLock()
+	defer hub.mu.RUnlock()
+	if r, ok := hub.rooms[code]; ok {
+		if m := r.member(player); m != nil {
+			return m.id
+		}
+	}
+	t.Fatalf("no player %s in room %s", player, code)
+	return ""
+}
+
+func TestJoinErrors(t *testing.T) {
+	_, url := testHub(t, nil)
+	host := connect(t, url, "Ada")
+	code := host.create("locked", 2, "hunter2").Room.Code
+
+	c := connect(t, url, "Eve")
+	c.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code})
+	if e := c.expectError(protocol.CodeWrongPassword); !strings.Contains(e.Message, "needs a password") {
+		t.Fatalf("message %q", e.Message)
+	}
+	c.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code, Password: "hunter3"})
+	c.expectError(protocol.CodeWrongPassword)
+	c.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: "2345678"})
+	c.expectError(protocol.CodeRoomNotFound)
+	c.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: "not a code"})
+	c.expectError(protocol.CodeInvalidArgument)
+
+	// At the limit (2 of 2) the next join is refused as full.
+	c.join(code, "hunter2")
+	d := connect(t, url, "Dan")
+	d.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code, Password: "hunter2"})
+	d.expectError(protocol.CodeRoomFull)
+
+	for _, bad := range []protocol.CreateRoom{
+		{Name: "", MaxPlayers: 4},
+		{Name: "r", MaxPlayers: protocol.MaxPlayers + 1},
+		{Name: "r", MaxPlayers: 1},
+	} {
+		d.request(protocol.TypeCreateRoom, &bad)
+		d.expectError(protocol.CodeInvalidArgument)
+	}
+}
+
+func TestHostLeavingClosesRoom(t *testing.T) {
+	hub, url := testHub(t, nil)
+	host := connect(t, url, "Ada")
+	code := host.create("r", 4, "").Room.Code
+	a, b := connect(t, url, "A"), connect(t, url, "B")
+	a.join(code, "")
+	b.join(code, "")
+	b.conn.CloseNow()
+	var pj protocol.PlayerJoined
+	var pl protocol.PlayerLeft
+	host.expect(protocol.TypePlayerJoined, &pj)
+	host.expect(protocol.TypePlayerJoined, &pj)
+	host.expect(protocol.TypePlayerLeft, &pl)
+	a.expect(protocol.TypePlayerJoined, &pj)
+	a.expect(protocol.TypePlayerLeft, &pl)
+
+	host.conn.Close(websocket.StatusNormalClosure, "")
+	var rc protocol.RoomClosed
+	a.expect(protocol.TypeRoomClosed, &rc)
+	if rc.Reason != protocol.ReasonHostLeft {
+		t.Fatalf("RoomClosed = %+v", rc)
+	}
+	waitFor(t, "room removed", func() bool { return hub.Stats().Rooms == 0 })
+
+	// The remaining client is free to host its own room.
+	a.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code})
+	a.expectError(protocol.CodeRoomNotFound)
+	a.create("mine", 2, "")
+}
+
+func TestSignalRelay(t *testing.T) {
+	_, url := testHub(t, nil)
+	host := connect(t, url, "Host")
+	rj := host.create("r", 4, "")
+	a, b := connect(t, url, "A"), connect(t, url, "B")
+	aj := a.join(rj.Room.Code, "")
+	bj := b.join(rj.Room.Code, "")
+	var pj protocol.PlayerJoined
+	host.expect(protocol.TypePlayerJoined, &pj)
+	host.expect(protocol.TypePlayerJoined, &pj)
+	a.expect(protocol.TypePlayerJoined, &pj)
+
+	// Client → host: delivered with From stamped, whatever the client claimed.
+	a.request(protocol.TypeSignal, &protocol.Signal{To: rj.You, From: bj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	a.expect(protocol.TypeOK, &protocol.OK{})
+	var sig protocol.Signal
+	host.expect(protocol.TypeSignal, &sig)
+	if sig.From != aj.You || sig.SDP != "v=0" || sig.Kind != protocol.SignalOffer {
+		t.Fatalf("relayed %+v", sig)
+	}
+	// Host → client.
+	host.request(protocol.TypeSignal, &protocol.Signal{To: aj.You, Kind: protocol.SignalCandidate, Candidate: "candidate:1", Mid: "0"})
+	host.expect(protocol.TypeOK, &protocol.OK{})
+	a.expect(protocol.TypeSignal, &sig)
+	if sig.From != rj.You || sig.Candidate != "candidate:1" {
+		t.Fatalf("relayed %+v", sig)
+	}
+	// Client → client is refused; so is a player of another room, or no one.
+	a.request(protocol.TypeSignal, &protocol.Signal{To: bj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	a.expectError(protocol.CodeForbidden)
+	other := connect(t, url, "Other")
+	orj := other.create("other", 2, "")
+	other.request(protocol.TypeSignal, &protocol.Signal{To: aj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	other.expectError(protocol.CodePeerNotFound)
+	a.request(protocol.TypeSignal, &protocol.Signal{To: "p99", Kind: protocol.SignalOffer, SDP: "v=0"})
+	a.expectError(protocol.CodePeerNotFound)
+	a.request(protocol.TypeSignal, &protocol.Signal{To: aj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	a.expectError(protocol.CodePeerNotFound)
+	_ = orj
+	lonely := connect(t, url, "Lonely")
+	lonely.request(protocol.TypeSignal, &protocol.Signal{To: rj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	lonely.expectError(protocol.CodeNotInRoom)
+	// Oversized SDP is refused at the limit + 1 and accepted at the limit.
+	a.request(protocol.TypeSignal, &protocol.Signal{To: rj.You, Kind: protocol.SignalOffer, SDP: strings.Repeat("s", protocol.MaxSDP+1)})
+	a.expectError(protocol.CodeInvalidArgument)
+	a.request(protocol.TypeSignal, &protocol.Signal{To: rj.You, Kind: protocol.SignalOffer, SDP: strings.Repeat("s", protocol.MaxSDP)})
+	a.expect(protocol.TypeOK, &protocol.OK{})
+	host.expect(protocol.TypeSignal, &sig)
+}
+
+func TestSignalRateLimit(t *testing.T) {
+	_, url := testHub(t, func(c *Config) { c.SignalBurst = 5; c.SignalsPerSecond = 0.001 })
+	host := connect(t, url, "Host")
+	rj := host.create("r", 2, "")
+	a := connect(t, url, "A")
+	a.join(rj.Room.Code, "")
+	for i := 0; i < 5; i++ {
+		a.request(protocol.TypeSignal, &protocol.Signal{To: rj.You, Kind: protocol.SignalCandidate, Candidate: "c"})
+		a.expect(protocol.TypeOK, &protocol.OK{})
+	}
+	a.request(protocol.TypeSignal, &protocol.Signal{To: rj.You, Kind: protocol.SignalCandidate, Candidate: "c"})
+	a.expectError(protocol.CodeRateLimited)
+}
+
+func TestJoinFailuresRateLimitedPerIP(t *testing.T) {
+	_, url := testHub(t, func(c *Config) { c.JoinFailureBurst = 3 })
+	host := connect(t, url, "Host")
+	code := host.create("r", 4, "").Room.Code
+
+	guesser := dial(t, url, http.Header{"X-Test-IP": {"203.0.113.7"}})
+	guesser.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Mallory"})
+	guesser.expect(protocol.TypeWelcome, &protocol.Welcome{})
+	for i := 0; i < 3; i++ { // at the limit: each failure is reported truthfully
+		guesser.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: "2345678"})
+		guesser.expectError(protocol.CodeRoomNotFound)
+	}
+	// Past the limit even the right code is refused, from any connection of that IP.
+	guesser.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code})
+	guesser.expectError(protocol.CodeRateLimited)
+	again := dial(t, url, http.Header{"X-Test-IP": {"203.0.113.7"}})
+	again.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Mallory"})
+	again.expect(protocol.TypeWelcome, &protocol.Welcome{})
+	again.request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code})
+	again.expectError(protocol.CodeRateLimited)
+
+	// Another IP is unaffected.
+	friend := dial(t, url, http.Header{"X-Test-IP": {"198.51.100.1"}})
+	friend.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Friend"})
+	friend.expect(protocol.TypeWelcome, &protocol.Welcome{})
+	friend.join(code, "")
+}
+
+func TestConcurrentJoinsFillExactly(t *testing.T) {
+	hub, url := testHub(t, nil)
+	host := connect(t, url, "Host")
+	code := host.create("r", 8, "").Room.Code
+	clients := make([]*client, 20)
+	for i := range clients {
+		clients[i] = connect(t, url, "P")
+	}
+	var wg sync.WaitGroup
+	results := make([]string, len(clients))
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			frame, _ := protocol.Encode(protocol.TypeJoinRoom, 1, &protocol.JoinRoom{Code: code})
+			if err := c.conn.Write(t.Context(), websocket.MessageBinary, frame); err != nil {
+				results[i] = err.Error()
+				return
+			}
+			for {
+				env, err := c.read()
+				if err != nil {
+					results[i] = err.Error()
+					return
+				}
+				if env.ID == 1 {
+					results[i] = env.Type
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	joined, full := 0, 0
+	for _, r := range results {
+		switch r {
+		case protocol.TypeRoomJoined:
+			joined++
+		case protocol.TypeError:
+			full++
+		default:
+			t.Errorf("unexpected result %q", r)
+		}
+	}
+	if joined != 7 || full != 13 { // the host holds the 8th seat
+		t.Fatalf("joined %d, refused %d; want 7 and 13", joined, full)
+	}
+	hub.mu.RLock()
+	n := len(hub.rooms[code].members)
+	hub.mu.RUnlock()
+	if n != 8 {
+		t.Fatalf("room has %d members", n)
+	}
+}
+
+func TestCrossOriginRefused(t *testing.T) {
+	_, url := testHub(t, nil)
+	_, resp, err := websocketDialWithOrigin(t, url, "https://evil.example")
+	if err == nil {
+		t.Fatal("cross-origin upgrade accepted")
+	}
+	if resp == nil || resp.StatusCode != http.StatusForbidden {
+		t.Fatalf("response %v, want 403", resp)
+	}
+}
+
+func TestAllowedOrigin(t *testing.T) {
+	_, url := testHub(t, func(c *Config) { c.OriginPatterns = []string{"game.example"} })
+	conn, _, err := websocketDialWithOrigin(t, url, "https://game.example")
+	if err != nil {
+		t.Fatalf("allowed origin refused: %v", err)
+	}
+	conn.CloseNow()
+}
+
+func websocketDialWithOrigin(t *testing.T, url, origin string) (*websocket.Conn, *http.Response, error) {
+	return websocket.Dial(t.Context(), url, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+}
