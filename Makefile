@@ -1,0 +1,52 @@
+# hostrelay — the two commands a newcomer needs are `make run` and `make test`.
+GO      ?= go
+BIN     := bin/hostrelay
+FUZZTIME ?= 60s
+
+.PHONY: run build web deps test test-go test-web e2e fuzz vet clean
+
+# npm ci only when the lockfile changed since the last install.
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+deps: node_modules/.installed
+
+# The web app is built into static/dist, which the Go binary embeds.
+web: deps
+	npm run build
+
+build: web
+	$(GO) build -o $(BIN) ./server/cmd/hostrelay
+
+## run: build everything and start the server on :8080 (TURN on 3478 UDP+TCP)
+run: build
+	./$(BIN) $(ARGS)
+
+## test: the whole suite (Go with -race, TypeScript, headless Chromium)
+test: build vet test-go test-web e2e
+
+vet:
+	$(GO) vet ./...
+	npm run typecheck
+
+test-go:
+	$(GO) test -race -count=1 ./...
+
+test-web: deps
+	npm test
+
+e2e: build
+	HOSTRELAY_BIN=$(abspath $(BIN)) npm run e2e
+
+## fuzz: run every Go fuzz target for FUZZTIME each under a 2 GiB memory cap
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
+	    echo "== $$pkg $$target"; \
+	    (ulimit -v 4194304; $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg) || exit 1; \
+	  done; \
+	done
+
+clean:
+	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg
