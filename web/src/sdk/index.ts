@@ -1,0 +1,20 @@
+// hostrelay browser SDK: a lobby client, room sessions with relay-only WebRTC
+// data channels to the host, and the wire codec underneath.
+export { LobbyClient, type CreateRoomOptions, type LobbyClientOptions, type LobbyEvents, type OutgoingSignal } from './lobby-client';
+export { RoomSession, type PeerPairTypes, type Role, type RoomSessionEvents, type RoomSessionOptions } from './room-session';
+export { PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link';
+export { channelConfig, DEFAULT_MAX_BUFFERED_GAME, type ChannelName } from './channels';
+export { Emitter, type EventMap, type Unsubscribe } from './emitter';
+export {
+  ClientErrorCode,
+  LobbyError,
+  PeerError,
+  PeerErrorCode,
+  type ClientErrorCodeName,
+  type LobbyErrorCode,
+  type PeerErrorCodeName,
+} from './errors';
+export { webSocketTransport, type Transport, type TransportFactory, type TransportHandlers } from './transport';
+export type { CandidatePairTypes } from './stats';
+export type { Ice, IceServer, Player, RoomInfo, RoomJoined, Signal } from '../protocol';
+export { ErrorCode, Reason, normalizeRoomCode } from '../protocol';

@@ -1,0 +1,219 @@
+import type { Ice, Player, RoomInfo, RoomJoined, Signal } from '../protocol';
+import type { ChannelName } from './channels';
+import { Emitter, type Unsubscribe } from './emitter';
+import type { LobbyError, PeerError } from './errors';
+import type { CreateRoomOptions, LobbyClient } from './lobby-client';
+import { PeerLink, type ChannelData } from './peer-link';
+import type { CandidatePairTypes } from './stats';
+
+export type Role = 'host' | 'client';
+
+export interface RoomSessionOptions {
+  /** Game packets are dropped while a channel has more than this many bytes queued. */
+  maxBufferedGame?: number;
+  /** Close every peer connection on `pagehide` (default true): TURN allocations of a closed page otherwise linger. */
+  closeOnPageHide?: boolean;
+  /** Makes each RTCPeerConnection; tests plug in a fake. */
+  createPeerConnection?: (config: RTCConfiguration) => RTCPeerConnection;
+}
+
+export interface RoomSessionEvents {
+  /** Both data channels to this peer are open. */
+  peerOpen: [peerId: string];
+  peerClose: [peerId: string];
+  message: [peerId: string, data: ArrayBuffer | string, channel: ChannelName];
+  playerJoined: [player: Player];
+  playerLeft: [player: Player, reason: string];
+  /** A peer connection failed (PeerError) or the server sent a notice (LobbyError). */
+  error: [error: PeerError | LobbyError];
+  /** The session is over: 'left', 'host_left', 'disconnected' or 'pagehide'. */
+  closed: [reason: string];
+}
+
+export interface PeerPairTypes extends CandidatePairTypes {
+  peerId: string;
+}
+
+/**
+ * A room from this tab's point of view. The host keeps one peer connection
+ * per client (a star); a client has one, to the host, and makes its offer.
+ */
+export class RoomSession {
+  readonly role: Role;
+  readonly you: string;
+  readonly room: RoomInfo;
+  private readonly ice: Ice;
+  private readonly events = new Emitter<RoomSessionEvents>();
+  private readonly peers = new Map<string, PeerLink>();
+  private readonly members: Player[];
+  private readonly offs: Unsubscribe[] = [];
+  private closedReason: string | null = null;
+  private droppedByClosedPeers = 0;
+
+  /** Creates a room and becomes its host. */
+  static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
+    return new RoomSession(lobby, await lobby.createRoom(room), options);
+  }
+
+  /** Joins a room by code and connects to its host. */
+  static async join(lobby: LobbyClient, code: string, password?: string, options?: RoomSessionOptions): Promise<RoomSession> {
+    return new RoomSession(lobby, await lobby.joinRoom(code, password), options);
+  }
+
+  /** Starts a session from a RoomJoined reply the caller got itself. */
+  constructor(
+    private readonly lobby: LobbyClient,
+    joined: RoomJoined,
+    private readonly options: RoomSessionOptions = {},
+  ) {
+    this.room = joined.room;
+    this.you = joined.you;
+    this.ice = joined.ice;
+    this.members = [...joined.players];
+    this.role = joined.room.host === joined.you ? 'host' : 'client';
+
+    this.offs.push(
+      lobby.on('signal', (s) => this.onSignal(s)),
+      lobby.on('playerJoined', (p) => this.onPlayerJoined(p)),
+      lobby.on('playerLeft', (e) => this.onPlayerLeft(e.id, e.reason)),
+      lobby.on('roomClosed', (e) => this.close(e.reason || 'host_left')),
+      lobby.on('close', () => this.close('disconnected')),
+      lobby.on('error', (err) => this.events.emit('error', err)),
+    );
+    if ((options.closeOnPageHide ?? true) && typeof globalThis.addEventListener === 'function') {
+      const onPageHide = (): void => this.close('pagehide');
+      globalThis.addEventListener('pagehide', onPageHide);
+      this.offs.push(() => globalThis.removeEventListener('pagehide', onPageHide));
+    }
+    // Let the caller subscribe before the first event.
+    if (this.role === 'client') queueMicrotask(() => this.connectToHost());
+  }
+
+  on<K extends keyof RoomSessionEvents>(event: K, listener: (...args: RoomSessionEvents[K]) => void): Unsubscribe {
+    return this.events.on(event, listener);
+  }
+
+  get hostId(): string {
+    return this.room.host;
+  }
+
+  /** Everyone in the room, oldest first, this tab included. */
+  get players(): readonly Player[] {
+    return this.members;
+  }
+
+  /** Peers whose channels are open: clients for the host, the host for a client. */
+  get openPeers(): string[] {
+    return [...this.peers.values()].filter((p) => p.isOpen).map((p) => p.peerId);
+  }
+
+  /** Game packets dropped by pacing, over the session's life. */
+  get droppedPackets(): number {
+    let n = this.droppedByClosedPeers;
+    for (const p of this.peers.values()) n += p.dropped;
+    return n;
+  }
+
+  get closed(): boolean {
+    return this.closedReason !== null;
+  }
+
+  /** Sends to one peer; false if it is not connected or the packet was dropped by pacing. */
+  send(peerId: string, data: ChannelData, channel: ChannelName = 'game'): boolean {
+    return this.peers.get(peerId)?.send(data, channel) ?? false;
+  }
+
+  /** Sends to every open peer (for a client, the host); returns how many took it. */
+  broadcast(data: ChannelData, channel: ChannelName = 'game'): number {
+    let n = 0;
+    for (const p of this.peers.values()) if (p.send(data, channel)) n++;
+    return n;
+  }
+
+  /** The candidate types of each open peer's selected pair (relay/relay when all is well). */
+  async selectedCandidatePairs(): Promise<PeerPairTypes[]> {
+    const out: PeerPairTypes[] = [];
+    for (const p of this.peers.values()) {
+      const pair = await p.selectedCandidatePair();
+      if (pair) out.push({ peerId: p.peerId, ...pair });
+    }
+    return out;
+  }
+
+  /** Leaves the room (closing it if we host) and ends the session. */
+  async leave(): Promise<void> {
+    if (this.closed) return;
+    this.close('left');
+    await this.lobby.leaveRoom();
+  }
+
+  /** Ends the session locally: closes every peer connection. Idempotent. */
+  close(reason = 'closed'): void {
+    if (this.closedReason !== null) return;
+    this.closedReason = reason;
+    for (const off of this.offs) off();
+    for (const p of [...this.peers.values()]) p.close();
+    this.peers.clear();
+    this.events.emit('closed', reason);
+    this.events.clear();
+  }
+
+  private connectToHost(): void {
+    if (this.closed) return;
+    this.addPeer(this.room.host, true).start();
+  }
+
+  private onSignal(s: Signal): void {
+    if (this.role === 'client') {
+      if (s.from === this.room.host) this.peers.get(s.from)?.handleSignal(s);
+      return;
+    }
+    if (!this.members.some((m) => m.id === s.from)) return;
+    let peer = this.peers.get(s.from);
+    if (s.kind === 'offer') {
+      // A new offer from a client replaces whatever we had with it.
+      peer?.close();
+      peer = this.addPeer(s.from, false);
+    }
+    peer?.handleSignal(s);
+  }
+
+  private addPeer(peerId: string, offerer: boolean): PeerLink {
+    const peer = new PeerLink({
+      peerId,
+      offerer,
+      iceServers: this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
+      signal: (s) => this.lobby.sendSignal(s),
+      maxBufferedGame: this.options.maxBufferedGame,
+      createPeerConnection: this.options.createPeerConnection,
+    });
+    this.peers.set(peerId, peer);
+    let opened = false;
+    peer.on('open', () => {
+      opened = true;
+      this.events.emit('peerOpen', peerId);
+    });
+    peer.on('message', (data, channel) => this.events.emit('message', peerId, data, channel));
+    peer.on('error', (err) => this.events.emit('error', err));
+    peer.on('close', () => {
+      this.droppedByClosedPeers += peer.dropped;
+      if (this.peers.get(peerId) === peer) this.peers.delete(peerId);
+      if (opened) this.events.emit('peerClose', peerId);
+    });
+    return peer;
+  }
+
+  private onPlayerJoined(p: Player): void {
+    if (this.members.some((m) => m.id === p.id)) return;
+    this.members.push(p);
+    this.events.emit('playerJoined', p);
+  }
+
+  private onPlayerLeft(id: string, reason: string): void {
+    const i = this.members.findIndex((m) => m.id === id);
+    if (i < 0) return;
+    const [player] = this.members.splice(i, 1);
+    this.peers.get(id)?.close();
+    if (player) this.events.emit('playerLeft', player, reason);
+  }
+}
