@@ -1,0 +1,157 @@
+package turn
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"strconv"
+	"time"
+)
+
+// Sessions is what turn asks the lobby; turn knows no lobby types.
+//
+// RoomOf is called twice for every relayed packet, so implementations must be
+// cheap, must not block, and should not allocate.
+type Sessions interface {
+	// SessionLive reports whether the lobby session exists and is still open.
+	SessionLive(sessionID string) bool
+	// RoomOf reports the room the session is currently in.
+	RoomOf(sessionID string) (room string, ok bool)
+}
+
+// Defaults applied by New to zero Config fields.
+const (
+	DefaultRealm                    = "hostrelay"
+	DefaultCredentialTTL            = 6 * time.Hour
+	DefaultMaxTTL                   = 24 * time.Hour
+	DefaultMaxAllocationsPerSession = 10
+)
+
+// minSecretLen keeps the HMAC key out of brute-force range.
+const minSecretLen = 16
+
+// Config configures the embedded TURN server. Zero fields take the defaults
+// documented on each field.
+type Config struct {
+	// Realm is the STUN realm; default "hostrelay".
+	Realm string
+	// Secret is the HMAC key for TURN REST credentials; required, at least 16
+	// bytes. It is copied by New and never logged.
+	Secret []byte
+	// PublicIP is the relay address advertised to clients
+	// (XOR-RELAYED-ADDRESS); required, IPv4 (pion/turn v4 relays over udp4 only).
+	PublicIP net.IP
+	// RelayBindIP is where relay sockets bind; default PublicIP if it is
+	// loopback, else 0.0.0.0.
+	RelayBindIP net.IP
+	// UDPAddr is the TURN UDP listen address, e.g. "0.0.0.0:3478" or
+	// "127.0.0.1:0". Empty disables TURN over UDP.
+	UDPAddr string
+	// TCPAddr is the TURN TCP listen address. Empty disables TURN over TCP.
+	// If both its port and UDPAddr's port are 0, TCP listens on the port the
+	// UDP socket got, so clients need only one port number.
+	TCPAddr string
+	// CredentialTTL is the lifetime of issued credentials; default 6h.
+	CredentialTTL time.Duration
+	// MaxTTL bounds credential expiry: usernames whose expiry is further than
+	// now+MaxTTL are refused; default 24h.
+	MaxTTL time.Duration
+	// MaxAllocationsPerSession caps live allocations per lobby session;
+	// default 10. Chrome makes one allocation per peer connection per TURN
+	// URL, and a closed page keeps its allocations for up to 10 minutes.
+	MaxAllocationsPerSession int
+	// Sessions answers which sessions are live and which room they are in;
+	// required.
+	Sessions Sessions
+	// Logger receives the server's logs with component=turn; default
+	// slog.Default().
+	Logger *slog.Logger
+}
+
+// withDefaults returns a copy of c with defaults applied and the caller's
+// slices copied, so later changes by the caller cannot reach the server.
+func (c Config) withDefaults() Config {
+	if c.Realm == "" {
+		c.Realm = DefaultRealm
+	}
+	c.Secret = append([]byte(nil), c.Secret...)
+	if ip4 := c.PublicIP.To4(); ip4 != nil {
+		c.PublicIP = append(net.IP(nil), ip4...)
+	}
+	switch {
+	case c.RelayBindIP != nil:
+		if ip4 := c.RelayBindIP.To4(); ip4 != nil {
+			c.RelayBindIP = append(net.IP(nil), ip4...)
+		}
+	case c.PublicIP.IsLoopback():
+		c.RelayBindIP = append(net.IP(nil), c.PublicIP...)
+	default:
+		c.RelayBindIP = net.IPv4zero.To4()
+	}
+	if c.CredentialTTL == 0 {
+		c.CredentialTTL = DefaultCredentialTTL
+	}
+	if c.MaxTTL == 0 {
+		c.MaxTTL = DefaultMaxTTL
+	}
+	if c.MaxAllocationsPerSession == 0 {
+		c.MaxAllocationsPerSession = DefaultMaxAllocationsPerSession
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+
+	return c
+}
+
+// validate checks a Config that went through withDefaults. It runs before any
+// socket is opened.
+func (c Config) validate() error {
+	switch {
+	case c.Sessions == nil:
+		return ErrNoSessions
+	case len(c.Secret) < minSecretLen:
+		return fmt.Errorf("%w (got %d)", ErrSecretTooShort, len(c.Secret))
+	case len(c.Realm) > 127:
+		return ErrRealm
+	case c.PublicIP == nil:
+		return fmt.Errorf("%w: missing", ErrPublicIP)
+	case c.PublicIP.To4() == nil || c.PublicIP.IsUnspecified():
+		return fmt.Errorf("%w: got %s", ErrPublicIP, c.PublicIP)
+	case c.RelayBindIP.To4() == nil:
+		return fmt.Errorf("%w: got %s", ErrRelayBindIP, c.RelayBindIP)
+	case c.UDPAddr == "" && c.TCPAddr == "":
+		return ErrNoListener
+	case c.CredentialTTL < time.Second:
+		// Usernames carry whole seconds; a shorter TTL expires before use.
+		return fmt.Errorf("%w: CredentialTTL %s is under 1s", ErrTTL, c.CredentialTTL)
+	case c.MaxTTL < c.CredentialTTL:
+		return fmt.Errorf("%w: CredentialTTL %s exceeds MaxTTL %s", ErrTTL, c.CredentialTTL, c.MaxTTL)
+	case c.MaxAllocationsPerSession < 0:
+		return ErrQuota
+	}
+	for _, addr := range []string{c.UDPAddr, c.TCPAddr} {
+		if addr == "" {
+			continue
+		}
+		if _, err := listenPort(addr); err != nil {
+			return err
+		}
+	}
+
+	return nil
+}
+
+// listenPort returns the port of a host:port listen address.
+func listenPort(addr string) (int, error) {
+	_, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return 0, fmt.Errorf("%w %q: %w", ErrListenAddr, addr, err)
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil {
+		return 0, fmt.Errorf("%w %q: bad port", ErrListenAddr, addr)
+	}
+
+	return int(n), nil
+}

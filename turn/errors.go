@@ -1,0 +1,38 @@
+package turn
+
+import "errors"
+
+// Configuration errors returned (wrapped) by New. Callers match them with errors.Is.
+var (
+	// ErrNoSessions means Config.Sessions is nil: without it turn cannot tell live sessions from stale credentials.
+	ErrNoSessions = errors.New("turn: Sessions is required")
+	// ErrSecretTooShort means Config.Secret has fewer than 16 bytes.
+	ErrSecretTooShort = errors.New("turn: Secret must be at least 16 bytes")
+	// ErrPublicIP means Config.PublicIP is missing, not IPv4, or unspecified.
+	ErrPublicIP = errors.New("turn: PublicIP must be a specific IPv4 address")
+	// ErrRelayBindIP means Config.RelayBindIP is not IPv4.
+	ErrRelayBindIP = errors.New("turn: RelayBindIP must be an IPv4 address")
+	// ErrNoListener means neither UDPAddr nor TCPAddr is set.
+	ErrNoListener = errors.New("turn: at least one of UDPAddr and TCPAddr is required")
+	// ErrListenAddr means UDPAddr or TCPAddr is not a host:port address.
+	ErrListenAddr = errors.New("turn: invalid listen address")
+	// ErrTTL means CredentialTTL or MaxTTL is out of range.
+	ErrTTL = errors.New("turn: invalid credential lifetime")
+	// ErrQuota means MaxAllocationsPerSession is negative.
+	ErrQuota = errors.New("turn: MaxAllocationsPerSession must not be negative")
+	// ErrRealm means Realm is too long for a STUN REALM attribute.
+	ErrRealm = errors.New("turn: Realm must be at most 127 characters")
+)
+
+// Runtime errors.
+var (
+	// ErrClosed is returned when a relay socket is requested after Close.
+	ErrClosed = errors.New("turn: server closed")
+	// ErrCloseTimeout means Close gave up waiting for allocations to wind down.
+	ErrCloseTimeout = errors.New("turn: timed out waiting for allocations to close")
+
+	errUsername          = errors.New("turn: malformed username")
+	errRelayNetwork      = errors.New("turn: relay sockets are UDP over IPv4 only")
+	errTCPRelay          = errors.New("turn: TCP relay allocations are not supported")
+	errSamePortExhausted = errors.New("turn: could not get the same port for UDP and TCP")
+)

@@ -1,0 +1,149 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// samePortAttempts bounds retries when the TCP port matching a fresh UDP port
+// is already taken by someone else.
+const samePortAttempts = 5
+
+// tcpIdleTimeout closes TURN-over-TCP connections that stay silent this long.
+// pion never times them out, so each silent connection would hold a goroutine
+// and a descriptor forever. Live WebRTC sessions send ICE consent checks
+// every few seconds, and an allocation not refreshed for 10 minutes (the
+// default lifetime) is gone anyway.
+const tcpIdleTimeout = 15 * time.Minute
+
+// listen opens the TURN listeners named in cfg; either may be nil if its
+// address is empty.
+func listen(ctx context.Context, cfg Config) (*net.UDPConn, *tcpListener, error) {
+	var lc net.ListenConfig
+	udpPort, _ := listenPort(cfg.UDPAddr)
+	tcpPort, _ := listenPort(cfg.TCPAddr)
+	samePort := cfg.UDPAddr != "" && cfg.TCPAddr != "" && udpPort == 0 && tcpPort == 0
+
+	attempts := 1
+	if samePort {
+		attempts = samePortAttempts
+	}
+	var lastErr error
+	for range attempts {
+		var udp *net.UDPConn
+		if cfg.UDPAddr != "" {
+			pc, err := lc.ListenPacket(ctx, "udp", cfg.UDPAddr)
+			if err != nil {
+				return nil, nil, fmt.Errorf("turn: listen udp %s: %w", cfg.UDPAddr, err)
+			}
+			udp = pc.(*net.UDPConn) //nolint:forcetypeassert // "udp" yields *net.UDPConn
+		}
+		if cfg.TCPAddr == "" {
+			return udp, nil, nil
+		}
+		tcpAddr := cfg.TCPAddr
+		if samePort {
+			host, _, _ := net.SplitHostPort(cfg.TCPAddr)
+			tcpAddr = net.JoinHostPort(host, strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)) //nolint:forcetypeassert // a UDP socket
+		}
+		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
+		if err == nil {
+			return udp, newTCPListener(ln), nil
+		}
+		if udp != nil {
+			_ = udp.Close()
+		}
+		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
+		if !samePort {
+			return nil, nil, lastErr
+		}
+	}
+
+	return nil, nil, fmt.Errorf("%w: %w", errSamePortExhausted, lastErr)
+}
+
+// tcpListener tracks accepted connections because pion's Server.Close closes
+// only the listener: accepted connections, and the goroutine reading each,
+// would outlive the server.
+type tcpListener struct {
+	net.Listener
+
+	mu     sync.Mutex
+	closed bool
+	conns  map[*tcpConn]struct{} // accepted and not yet closed by pion
+}
+
+func newTCPListener(ln net.Listener) *tcpListener {
+	return &tcpListener{Listener: ln, conns: make(map[*tcpConn]struct{})}
+}
+
+// Accept returns the next connection, tracked.
+func (l *tcpListener) Accept() (net.Conn, error) {
+	c, err := l.Listener.Accept()
+	if err != nil {
+		return nil, err
+	}
+	tc := &tcpConn{Conn: c, l: l}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closed {
+		_ = c.Close()
+
+		return nil, net.ErrClosed
+	}
+	l.conns[tc] = struct{}{}
+
+	return tc, nil
+}
+
+// closeConns closes every accepted connection, which ends pion's goroutine
+// for it; that goroutine then calls tcpConn.Close, which untracks it.
+func (l *tcpListener) closeConns() {
+	l.mu.Lock()
+	l.closed = true
+	conns := make([]*tcpConn, 0, len(l.conns))
+	for c := range l.conns {
+		conns = append(conns, c)
+	}
+	l.mu.Unlock()
+	for _, c := range conns {
+		_ = c.Conn.Close()
+	}
+}
+
+// open counts connections pion has not closed yet.
+func (l *tcpListener) open() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+
+	return len(l.conns)
+}
+
+// tcpConn is an accepted TURN-over-TCP connection with an idle timeout.
+type tcpConn struct {
+	net.Conn
+	l    *tcpListener
+	once sync.Once
+}
+
+// Read extends the idle deadline before each read.
+func (c *tcpConn) Read(p []byte) (int, error) {
+	_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+
+	return c.Conn.Read(p)
+}
+
+// Close untracks and closes the connection; pion calls it when its read loop ends.
+func (c *tcpConn) Close() error {
+	c.once.Do(func() {
+		c.l.mu.Lock()
+		delete(c.l.conns, c)
+		c.l.mu.Unlock()
+	})
+
+	return c.Conn.Close()
+}

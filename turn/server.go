@@ -1,0 +1,190 @@
+// Package turn is hostrelay's embedded TURN server: pion/turn with TURN REST
+// credentials bound to lobby sessions, per-session allocation quotas, and a
+// peer policy under which a relay can reach only the relays of its own room.
+package turn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	pionturn "github.com/pion/turn/v4"
+)
+
+// closeTimeout bounds how long Close waits for pion to wind down allocations.
+const closeTimeout = 5 * time.Second
+
+// Server is a running TURN server. Its methods are safe for concurrent use.
+type Server struct {
+	cfg  Config
+	log  *slog.Logger
+	reg  *registry
+	pion *pionturn.Server
+	udp  *net.UDPConn
+	tcp  *tcpListener
+
+	stopCtx   func() bool
+	closeOnce sync.Once
+	closeErr  error
+}
+
+// Stats is a snapshot of the server's counters, for metrics.
+type Stats struct {
+	// Allocations is the number of live allocations.
+	Allocations int
+	// DroppedWrites counts client packets the peer policy refused to relay.
+	DroppedWrites uint64
+	// DroppedReads counts packets that reached a relay socket from something
+	// other than one of our relay sockets.
+	DroppedReads uint64
+}
+
+// New validates cfg, opens the listeners and starts serving. Cancelling ctx
+// later closes the server, as Close does.
+func New(ctx context.Context, cfg Config) (*Server, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("turn: %w", err)
+	}
+	cfg = cfg.withDefaults()
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("turn: invalid config: %w", err)
+	}
+	log := cfg.Logger.With("component", "turn")
+	s := &Server{cfg: cfg, log: log, reg: newRegistry(cfg, log)}
+
+	udp, tcp, err := listen(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.udp, s.tcp = udp, tcp
+
+	gen := &relayGenerator{reg: s.reg, bindIP: cfg.RelayBindIP, log: log}
+	pcfg := pionturn.ServerConfig{
+		Realm:         cfg.Realm,
+		AuthHandler:   s.authenticate,
+		QuotaHandler:  s.reg.quota,
+		EventHandler:  s.reg.eventHandler(),
+		LoggerFactory: pionLoggerFactory{log: log},
+	}
+	if udp != nil {
+		if rcv, snd, ok := raiseBuffers(udp); !ok {
+			log.Warn("turn: listener socket buffers below target; raise net.core.rmem_max/wmem_max",
+				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
+		}
+		pcfg.PacketConnConfigs = []pionturn.PacketConnConfig{{
+			PacketConn:            udp,
+			RelayAddressGenerator: gen,
+			PermissionHandler:     s.reg.permit,
+		}}
+	}
+	if tcp != nil {
+		pcfg.ListenerConfigs = []pionturn.ListenerConfig{{
+			Listener:              tcp,
+			RelayAddressGenerator: gen,
+			PermissionHandler:     s.reg.permit,
+		}}
+	}
+	s.pion, err = pionturn.NewServer(pcfg)
+	if err != nil {
+		s.closeListeners()
+
+		return nil, fmt.Errorf("turn: start: %w", err)
+	}
+	s.stopCtx = context.AfterFunc(ctx, func() { _ = s.Close() })
+	log.Info("turn: listening", "udp", addrString(s.UDPAddr()), "tcp", addrString(s.TCPAddr()),
+		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm)
+
+	return s, nil
+}
+
+// UDPAddr returns the TURN UDP listen address, or nil if UDP is disabled.
+func (s *Server) UDPAddr() *net.UDPAddr {
+	if s.udp == nil {
+		return nil
+	}
+	a := *s.udp.LocalAddr().(*net.UDPAddr) //nolint:forcetypeassert // a UDP socket
+
+	return &a
+}
+
+// TCPAddr returns the TURN TCP listen address, or nil if TCP is disabled.
+func (s *Server) TCPAddr() *net.TCPAddr {
+	if s.tcp == nil {
+		return nil
+	}
+	a := *s.tcp.Addr().(*net.TCPAddr) //nolint:forcetypeassert // a TCP listener
+
+	return &a
+}
+
+// Stats returns the current counters.
+func (s *Server) Stats() Stats {
+	return Stats{
+		Allocations:   s.reg.allocationCount(),
+		DroppedWrites: s.reg.droppedWrites.Load(),
+		DroppedReads:  s.reg.droppedReads.Load(),
+	}
+}
+
+// Close closes the listeners and all allocations, and waits (up to 5s) for
+// them to wind down. It is idempotent: later calls return the first result.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() { s.closeErr = s.close() })
+
+	return s.closeErr
+}
+
+func (s *Server) close() error {
+	s.stopCtx()
+	// pion's Close closes only the listeners; its read loops then close the
+	// allocations they own, but TCP connections stay open until closed here.
+	err := s.pion.Close()
+	if s.tcp != nil {
+		s.tcp.closeConns()
+	}
+	s.reg.closeRelays()
+
+	// pion gives no completion signal; allocations are gone once their
+	// OnAllocationDeleted ran, TCP read loops once they closed their conn.
+	deadline := time.Now().Add(closeTimeout)
+	for s.reg.allocationCount() > 0 || (s.tcp != nil && s.tcp.open() > 0) {
+		if time.Now().After(deadline) {
+			return errors.Join(err, ErrCloseTimeout)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	s.log.Info("turn: closed")
+	if err != nil {
+		return fmt.Errorf("turn: close: %w", err)
+	}
+
+	return nil
+}
+
+func (s *Server) closeListeners() {
+	if s.udp != nil {
+		_ = s.udp.Close()
+	}
+	if s.tcp != nil {
+		_ = s.tcp.Close()
+	}
+}
+
+func addrString(a net.Addr) string {
+	switch v := a.(type) {
+	case *net.UDPAddr:
+		if v != nil {
+			return v.String()
+		}
+	case *net.TCPAddr:
+		if v != nil {
+			return v.String()
+		}
+	}
+
+	return ""
+}
