@@ -1,0 +1,113 @@
+package turn
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestConfigValidation(t *testing.T) {
+	fs := newFakeSessions()
+	tests := []struct {
+		name   string
+		mutate func(*Config)
+		want   error
+	}{
+		{"no sessions", func(c *Config) { c.Sessions = nil }, ErrNoSessions},
+		{"short secret", func(c *Config) { c.Secret = []byte("short") }, ErrSecretTooShort},
+		{"no secret", func(c *Config) { c.Secret = nil }, ErrSecretTooShort},
+		{"no public ip", func(c *Config) { c.PublicIP = nil }, ErrPublicIP},
+		{"ipv6 public ip", func(c *Config) { c.PublicIP = net.ParseIP("2001:db8::1") }, ErrPublicIP},
+		{"unspecified public ip", func(c *Config) { c.PublicIP = net.IPv4zero }, ErrPublicIP},
+		{"ipv6 bind ip", func(c *Config) { c.RelayBindIP = net.IPv6loopback }, ErrRelayBindIP},
+		{"no listeners", func(c *Config) { c.UDPAddr, c.TCPAddr = "", "" }, ErrNoListener},
+		{"bad udp addr", func(c *Config) { c.UDPAddr = "nope" }, ErrListenAddr},
+		{"bad tcp port", func(c *Config) { c.TCPAddr = "127.0.0.1:99999" }, ErrListenAddr},
+		{"ttl over max", func(c *Config) { c.CredentialTTL, c.MaxTTL = 2*time.Hour, time.Hour }, ErrTTL},
+		{"ttl under a second", func(c *Config) { c.CredentialTTL = 500 * time.Millisecond }, ErrTTL},
+		{"negative ttl", func(c *Config) { c.CredentialTTL = -time.Hour }, ErrTTL},
+		{"negative quota", func(c *Config) { c.MaxAllocationsPerSession = -1 }, ErrQuota},
+		{"long realm", func(c *Config) { c.Realm = strings.Repeat("r", 128) }, ErrRealm},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig(fs)
+			tt.mutate(&cfg)
+			srv, err := New(context.Background(), cfg)
+			if err == nil {
+				_ = srv.Close()
+				t.Fatal("New succeeded")
+			}
+			if !errors.Is(err, tt.want) {
+				t.Fatalf("err = %v, want %v", err, tt.want)
+			}
+			if !strings.HasPrefix(err.Error(), "turn:") {
+				t.Fatalf("error %q does not start with turn:", err)
+			}
+		})
+	}
+}
+
+func TestConfigDefaults(t *testing.T) {
+	c := Config{PublicIP: net.IPv4(127, 0, 0, 1)}.withDefaults()
+	if c.Realm != DefaultRealm || c.CredentialTTL != DefaultCredentialTTL || c.MaxTTL != DefaultMaxTTL ||
+		c.MaxAllocationsPerSession != DefaultMaxAllocationsPerSession || c.Logger == nil {
+		t.Fatalf("defaults not applied: %+v", c)
+	}
+	if !c.RelayBindIP.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Fatalf("loopback PublicIP: RelayBindIP = %s, want 127.0.0.1", c.RelayBindIP)
+	}
+	c = Config{PublicIP: net.IPv4(203, 0, 113, 7)}.withDefaults()
+	if !c.RelayBindIP.Equal(net.IPv4zero) {
+		t.Fatalf("public PublicIP: RelayBindIP = %s, want 0.0.0.0", c.RelayBindIP)
+	}
+}
+
+func TestConfigSecretCopied(t *testing.T) {
+	secret := append([]byte(nil), testSecret...)
+	srv, _ := newServer(t, func(c *Config) { c.Secret = secret })
+	before := srv.Credentials("s", time.Unix(1e9, 0))
+	secret[0] ^= 0xff
+	if after := srv.Credentials("s", time.Unix(1e9, 0)); after != before {
+		t.Fatal("changing the caller's Secret changed the server's credentials")
+	}
+}
+
+func TestNewListenError(t *testing.T) {
+	taken, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	cfg := testConfig(newFakeSessions())
+	cfg.UDPAddr = taken.LocalAddr().String()
+	srv, err := New(context.Background(), cfg)
+	if err == nil {
+		_ = srv.Close()
+		t.Fatal("New succeeded on a taken port")
+	}
+	if !strings.HasPrefix(err.Error(), "turn:") {
+		t.Fatalf("error %q does not start with turn:", err)
+	}
+}
+
+func TestSamePortForUDPAndTCP(t *testing.T) {
+	srv, _ := newServer(t)
+	if srv.UDPAddr().Port != srv.TCPAddr().Port {
+		t.Fatalf("udp port %d != tcp port %d", srv.UDPAddr().Port, srv.TCPAddr().Port)
+	}
+}
+
+func TestSingleTransport(t *testing.T) {
+	udpOnly, _ := newServer(t, func(c *Config) { c.TCPAddr = "" })
+	if udpOnly.TCPAddr() != nil || udpOnly.UDPAddr() == nil {
+		t.Fatal("UDP-only server has wrong listeners")
+	}
+	tcpOnly, _ := newServer(t, func(c *Config) { c.UDPAddr = "" })
+	if tcpOnly.UDPAddr() != nil || tcpOnly.TCPAddr() == nil {
+		t.Fatal("TCP-only server has wrong listeners")
+	}
+}

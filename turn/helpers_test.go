@@ -1,0 +1,299 @@
+package turn
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	pionturn "github.com/pion/turn/v4"
+)
+
+var testSecret = []byte("0123456789abcdef-test-secret-0123")
+
+// TestMain fails the run if any TURN goroutine, server or client, outlives the tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if code == 0 {
+		if leaked := waitNoGoroutines(5*time.Second, anyTURNGoroutine); len(leaked) > 0 {
+			fmt.Fprintf(os.Stderr, "leaked goroutines:\n\n%s\n", strings.Join(leaked, "\n\n"))
+			code = 1
+		}
+	}
+	os.Exit(code)
+}
+
+// fakeSessions stands in for the lobby.
+type fakeSessions struct {
+	mu    sync.RWMutex
+	rooms map[string]string // live session -> room ("" = in no room)
+}
+
+func newFakeSessions() *fakeSessions { return &fakeSessions{rooms: make(map[string]string)} }
+
+func (f *fakeSessions) join(session, room string) {
+	f.mu.Lock()
+	f.rooms[session] = room
+	f.mu.Unlock()
+}
+
+func (f *fakeSessions) end(session string) {
+	f.mu.Lock()
+	delete(f.rooms, session)
+	f.mu.Unlock()
+}
+
+func (f *fakeSessions) SessionLive(id string) bool {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	_, ok := f.rooms[id]
+
+	return ok
+}
+
+func (f *fakeSessions) RoomOf(id string) (string, bool) {
+	f.mu.RLock()
+	defer f.mu.RUnlock()
+	room, ok := f.rooms[id]
+
+	return room, ok && room != ""
+}
+
+// testLogger discards logs unless HOSTRELAY_TEST_LOG is set.
+func testLogger() *slog.Logger {
+	if os.Getenv("HOSTRELAY_TEST_LOG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slogTrace}))
+	}
+
+	return slog.New(slog.DiscardHandler)
+}
+
+func testConfig(sessions Sessions) Config {
+	return Config{
+		Secret:   testSecret,
+		PublicIP: net.IPv4(127, 0, 0, 1),
+		UDPAddr:  "127.0.0.1:0",
+		TCPAddr:  "127.0.0.1:0",
+		Sessions: sessions,
+		Logger:   testLogger(),
+	}
+}
+
+// newServer starts a server on loopback with ephemeral ports, closed at test end.
+func newServer(t *testing.T, opts ...func(*Config)) (*Server, *fakeSessions) {
+	t.Helper()
+	fs := newFakeSessions()
+	cfg := testConfig(fs)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	srv, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatalf("New: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Close(); err != nil {
+			t.Errorf("Close: %v", err)
+		}
+	})
+
+	return srv, fs
+}
+
+// newClient returns a real pion TURN client over UDP, closed at test end.
+func newClient(t *testing.T, srv *Server, creds Credentials) *pionturn.Client {
+	t.Helper()
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return startClient(t, pc, srv.UDPAddr().String(), creds)
+}
+
+// newTCPClient returns a real pion TURN client over TCP, closed at test end.
+func newTCPClient(t *testing.T, srv *Server, creds Credentials) *pionturn.Client {
+	t.Helper()
+	conn, err := net.Dial("tcp", srv.TCPAddr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return startClient(t, pionturn.NewSTUNConn(conn), srv.TCPAddr().String(), creds)
+}
+
+func startClient(t *testing.T, pc net.PacketConn, server string, creds Credentials) *pionturn.Client {
+	t.Helper()
+	c, err := pionturn.NewClient(&pionturn.ClientConfig{
+		STUNServerAddr: server,
+		TURNServerAddr: server,
+		Conn:           pc,
+		Username:       creds.Username,
+		Password:       creds.Password,
+		LoggerFactory:  pionLoggerFactory{log: testLogger()},
+	})
+	if err != nil {
+		_ = pc.Close()
+		t.Fatal(err)
+	}
+	if err := c.Listen(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		c.Close()
+		_ = pc.Close()
+	})
+
+	return c
+}
+
+// allocate makes an allocation that must succeed and is released at test end.
+func allocate(t *testing.T, c *pionturn.Client) net.PacketConn {
+	t.Helper()
+	relay, err := c.Allocate()
+	if err != nil {
+		t.Fatalf("Allocate: %v", err)
+	}
+	t.Cleanup(func() { _ = relay.Close() })
+
+	return relay
+}
+
+// allocated is newClient + allocate for a session.
+func allocated(t *testing.T, srv *Server, session string) net.PacketConn {
+	t.Helper()
+
+	return allocate(t, newClient(t, srv, srv.Credentials(session, time.Now())))
+}
+
+// deliver sends msg from→to every 20ms until rx reads it or within passes.
+func deliver(from net.PacketConn, to net.Addr, rx net.PacketConn, msg string, within time.Duration) bool {
+	got := receive(rx, msg, within)
+	tick := time.NewTicker(20 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		_, _ = from.WriteTo([]byte(msg), to)
+		select {
+		case ok := <-got:
+			return ok
+		case <-tick.C:
+		}
+	}
+}
+
+// neverArrives sends msg from→to for window and reports whether rx never read it.
+func neverArrives(from net.PacketConn, to net.Addr, rx net.PacketConn, msg string, window time.Duration) bool {
+	got := receive(rx, msg, window+200*time.Millisecond)
+	end := time.Now().Add(window)
+	for time.Now().Before(end) {
+		_, _ = from.WriteTo([]byte(msg), to)
+		time.Sleep(20 * time.Millisecond)
+	}
+
+	return !<-got
+}
+
+// receive reads rx until msg arrives (true) or within passes (false).
+func receive(rx net.PacketConn, msg string, within time.Duration) <-chan bool {
+	got := make(chan bool, 1)
+	_ = rx.SetReadDeadline(time.Now().Add(within))
+	go func() {
+		buf := make([]byte, 1500)
+		for {
+			n, _, err := rx.ReadFrom(buf)
+			if err != nil {
+				got <- false
+
+				return
+			}
+			if string(buf[:n]) == msg {
+				got <- true
+
+				return
+			}
+		}
+	}()
+
+	return got
+}
+
+// eventually polls cond every 10ms until it holds or d passes.
+func eventually(d time.Duration, cond func() bool) bool {
+	end := time.Now().Add(d)
+	for {
+		if cond() {
+			return true
+		}
+		if time.Now().After(end) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// goroutines returns the stacks of all goroutines but the caller's and
+// running tests', filtered by keep.
+func goroutines(keep func(stack string) bool) []string {
+	buf := make([]byte, 1<<20)
+	for {
+		n := runtime.Stack(buf, true)
+		if n < len(buf) {
+			buf = buf[:n]
+
+			break
+		}
+		buf = make([]byte, 2*len(buf))
+	}
+	var out []string
+	for i, g := range strings.Split(string(buf), "\n\n") {
+		if i == 0 || strings.Contains(g, "testing.tRunner") || strings.Contains(g, "testing.(*M)") {
+			continue
+		}
+		if keep(g) {
+			out = append(out, g)
+		}
+	}
+
+	return out
+}
+
+// serverGoroutine matches goroutines of a TURN server, ours or pion's.
+func serverGoroutine(stack string) bool {
+	for _, s := range []string{
+		"github.com/pion/turn/v4.(*Server)",
+		"github.com/pion/turn/v4.NewServer",
+		"github.com/pion/turn/v4/internal/allocation",
+		"github.com/pion/turn/v4/internal/server",
+		"github.com/hostrelay/hostrelay/turn.(*",
+	} {
+		if strings.Contains(stack, s) {
+			return true
+		}
+	}
+
+	return false
+}
+
+// anyTURNGoroutine also matches pion's client goroutines.
+func anyTURNGoroutine(stack string) bool {
+	return serverGoroutine(stack) || strings.Contains(stack, "github.com/pion/turn/v4")
+}
+
+// waitNoGoroutines polls until no goroutine matches keep, returning the
+// leftovers if some remain after d.
+func waitNoGoroutines(d time.Duration, keep func(string) bool) []string {
+	var left []string
+	eventually(d, func() bool {
+		left = goroutines(keep)
+
+		return len(left) == 0
+	})
+
+	return left
+}
