@@ -297,3 +297,30 @@ func waitNoGoroutines(d time.Duration, keep func(string) bool) []string {
 
 	return left
 }
+
+// logBuffer collects a server's text logs for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+
+	return b.buf.String()
+}
+
+// recordLogs makes the server log everything, pion's trace lines included, into b.
+func recordLogs(b *logBuffer) func(*Config) {
+	return func(c *Config) {
+		c.Logger = slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slogTrace}))
+	}
+}
