@@ -1,0 +1,44 @@
+import { chromium, type Browser } from 'playwright-core';
+
+/** Debian's Chromium; the /usr/bin wrapper adds extensions and noise. */
+export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/lib/chromium/chromium';
+
+/**
+ * Playwright's own --disable-features list plus WebRtcHideLocalIpsWithMdns.
+ * Chromium honours only the last --disable-features flag, so ours must
+ * repeat Playwright's list.
+ */
+const DISABLED_FEATURES = [
+  'AvoidUnnecessaryBeforeUnloadCheckSync',
+  'DestroyProfileOnBrowserClose',
+  'HttpsUpgrades',
+  'HttpsFirstBalancedModeAutoEnable',
+  'LensOverlay',
+  'MediaRouter',
+  'PaintHolding',
+  'ThirdPartyStoragePartitioning',
+  'AvoidCorsURLLoaderRestartOnRedirect',
+  'TcpPortRandomizationWin',
+  'OptimizationHints',
+  'NetworkTimeServiceQuerying',
+  'AimEnabled',
+  'PreconnectToSearch',
+  'WebRtcHideLocalIpsWithMdns',
+];
+
+/** Flags that keep every packet on loopback: no DNS, mDNS, QUIC or background fetches. */
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
+  `--disable-features=${DISABLED_FEATURES.join(',')}`,
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+];
+
+export function launchBrowser(): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+}

@@ -1,0 +1,171 @@
+import type { RoomSession } from '../src/sdk';
+import { PacketKind, decodePacket, echoOf, encodePacket } from './packets';
+import { RttWindow } from './rtt';
+
+/** How often a client sends its pointer, like a game's input tick. */
+const SEND_HZ = 30;
+
+export interface DemoStats {
+  rttMs: number | null;
+  packetsReceived: number;
+  testReceived: number;
+}
+
+interface Point {
+  x: number;
+  y: number;
+}
+
+function hueOf(id: string): number {
+  let h = 0;
+  for (const ch of id) h = (h * 31 + ch.charCodeAt(0)) % 360;
+  return (h * 47) % 360;
+}
+
+/**
+ * The live demo: each client sends its pointer to the host over the
+ * unreliable "game" channel; the host draws every client's pointer and
+ * echoes each packet back, and the client measures the round trip.
+ */
+export class PointerDemo {
+  private readonly rtt = new RttWindow(64);
+  private readonly remote = new Map<string, Point>(); // host: clients' pointers; client: the host's echo
+  private local: Point = { x: 0.5, y: 0.5 };
+  private seq = 0;
+  private testSeq = 0;
+  private packets = 0;
+  private tests = 0;
+  private readonly timers: number[] = [];
+  private frame = 0;
+  private readonly offs: (() => void)[] = [];
+
+  constructor(
+    private readonly canvas: HTMLCanvasElement,
+    private readonly session: RoomSession,
+    private readonly nameOf: (id: string) => string,
+  ) {
+    this.offs.push(
+      session.on('message', (peerId, data, channel) => {
+        if (channel === 'game') this.onPacket(peerId, data);
+      }),
+      session.on('peerClose', (peerId) => this.remote.delete(peerId)),
+    );
+    const onMove = (e: PointerEvent): void => {
+      const r = canvas.getBoundingClientRect();
+      if (r.width === 0 || r.height === 0) return;
+      this.local = { x: (e.clientX - r.left) / r.width, y: (e.clientY - r.top) / r.height };
+    };
+    canvas.addEventListener('pointermove', onMove);
+    this.offs.push(() => canvas.removeEventListener('pointermove', onMove));
+    if (session.role === 'client') this.timers.push(window.setInterval(() => this.sendPointer(), 1000 / SEND_HZ));
+    const draw = (): void => {
+      this.draw();
+      this.frame = requestAnimationFrame(draw);
+    };
+    this.frame = requestAnimationFrame(draw);
+  }
+
+  get stats(): DemoStats {
+    return { rttMs: this.rtt.median(), packetsReceived: this.packets, testReceived: this.tests };
+  }
+
+  /** Sends n numbered test packets to every open peer; returns how many the channels accepted. */
+  sendTestPackets(n: number): number {
+    let sent = 0;
+    for (let i = 0; i < n; i++) sent += this.session.broadcast(encodePacket({ kind: PacketKind.Test, seq: this.testSeq++ }));
+    return sent;
+  }
+
+  stop(): void {
+    for (const t of this.timers) clearInterval(t);
+    cancelAnimationFrame(this.frame);
+    for (const off of this.offs) off();
+  }
+
+  private sendPointer(): void {
+    this.seq = (this.seq + 1) >>> 0;
+    this.session.broadcast(
+      encodePacket({ kind: PacketKind.Pointer, seq: this.seq, x: this.local.x, y: this.local.y, sentAt: performance.now() }),
+    );
+  }
+
+  private onPacket(peerId: string, data: ArrayBuffer | string): void {
+    const p = decodePacket(data);
+    if (!p) return;
+    this.packets++;
+    switch (p.kind) {
+      case PacketKind.Test:
+        this.tests++;
+        return;
+      case PacketKind.Pointer:
+        if (this.session.role !== 'host' || typeof data === 'string') return;
+        this.remote.set(peerId, { x: p.x, y: p.y });
+        this.session.send(peerId, echoOf(data));
+        return;
+      case PacketKind.Echo:
+        if (this.session.role !== 'client') return;
+        this.rtt.add(performance.now() - p.sentAt);
+        this.remote.set(peerId, { x: p.x, y: p.y });
+        return;
+    }
+  }
+
+  private draw(): void {
+    const c = this.canvas;
+    const ctx = c.getContext('2d');
+    if (!ctx) return;
+    const { width: w, height: h } = c;
+    const style = getComputedStyle(c);
+    ctx.clearRect(0, 0, w, h);
+    ctx.strokeStyle = style.getPropertyValue('--grid').trim() || '#8884';
+    ctx.lineWidth = 1;
+    for (let x = 0; x <= w; x += 40) {
+      ctx.beginPath();
+      ctx.moveTo(x + 0.5, 0);
+      ctx.lineTo(x + 0.5, h);
+      ctx.stroke();
+    }
+    for (let y = 0; y <= h; y += 40) {
+      ctx.beginPath();
+      ctx.moveTo(0, y + 0.5);
+      ctx.lineTo(w, y + 0.5);
+      ctx.stroke();
+    }
+    ctx.font = '14px system-ui, sans-serif';
+    ctx.textBaseline = 'middle';
+    const ink = style.color || '#222';
+    for (const [id, p] of this.remote) {
+      // A client sees its own pointer as the host echoed it: the ring lags by one round trip.
+      const label = this.session.role === 'host' ? this.nameOf(id) : 'seen by host';
+      const hue = hueOf(this.session.role === 'host' ? id : this.session.you);
+      this.dot(ctx, p, w, h, `hsl(${hue} 70% 50%)`, this.session.role === 'client', label, ink);
+    }
+    this.dot(ctx, this.local, w, h, `hsl(${hueOf(this.session.you)} 70% 50%)`, false, 'you', ink);
+  }
+
+  private dot(
+    ctx: CanvasRenderingContext2D,
+    p: Point,
+    w: number,
+    h: number,
+    color: string,
+    ring: boolean,
+    label: string,
+    ink: string,
+  ): void {
+    const x = p.x * w;
+    const y = p.y * h;
+    ctx.beginPath();
+    ctx.arc(x, y, ring ? 12 : 8, 0, Math.PI * 2);
+    if (ring) {
+      ctx.strokeStyle = color;
+      ctx.lineWidth = 3;
+      ctx.stroke();
+    } else {
+      ctx.fillStyle = color;
+      ctx.fill();
+    }
+    ctx.fillStyle = ink;
+    ctx.fillText(label, x + 16, y);
+  }
+}

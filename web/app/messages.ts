@@ -1,0 +1,29 @@
+// What the page says for each error code. Codes are the SDK's (server codes,
+// client codes, peer codes) plus the room's close reasons.
+
+const texts: Record<string, string> = {
+  room_not_found: 'There is no room with this code. It may have closed already.',
+  room_full: 'This room is full.',
+  wrong_password: 'This room needs a password.',
+  unreachable: 'Cannot reach the hostrelay server. Check your connection and try again.',
+  closed: 'Lost the connection to the server.',
+  disconnected: 'Lost the connection to the server.',
+  timeout: 'The server did not answer in time. Try again.',
+  host_left: 'The host closed the room.',
+  rate_limited: 'Too many attempts. Wait a minute and try again.',
+  server_full: 'This server has no room for another game right now. Try again later.',
+  unsupported_version: 'This page is out of date. Reload it.',
+  ice_candidate_error: 'The relay server refused the game connection.',
+  no_relay_candidates: 'Could not reach the relay server for the game connection.',
+  connection_failed: 'The game connection failed.',
+  negotiation_failed: 'Could not set up the game connection.',
+};
+
+/** A sentence for a person; falls back to the server's own message. */
+export function describe(code: string, message: string): string {
+  if (code === 'wrong_password' && /wrong password/i.test(message)) return 'That password is not right.';
+  const text = texts[code];
+  if (!text) return message || code;
+  // Peer failures carry useful detail (e.g. "486 allocation quota").
+  return code.startsWith('ice_') || code === 'no_relay_candidates' ? `${text} ${message}` : text;
+}
