@@ -1,14 +1,11 @@
 package turn
 
 import (
-	"errors"
 	"net"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/pion/stun/v3"
 )
 
 func TestAuth(t *testing.T) {
@@ -121,9 +118,5 @@ func TestExpiredCredentialKeepsLiveAllocation(t *testing.T) {
 	err := client.CreatePermission(&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9})
 	if err == nil {
 		t.Fatal("CreatePermission succeeded after the session ended")
-	}
-	var te stun.TurnError
-	if errors.As(err, &te) && te.ErrorCodeAttr.Code != stun.CodeBadRequest {
-		t.Logf("refused with %v", te)
 	}
 }
