@@ -58,12 +58,12 @@ describe('share link to relay data channel', () => {
     // Tab A hosts.
     const host = await openPlayer('host');
     await host.goto(`${base}/`);
-    await waitForState(host, (s) => s.phase === 'lobby');
+    await waitForState(host, () => window.hostrelay.phase === 'lobby', null);
     await host.fill('#create-name', 'Ada');
     await host.fill('#room-name', 'e2e room');
     await host.fill('#max-players', '4');
     await host.click('#create-button');
-    await waitForState(host, (s) => s.phase === 'room' && s.role === 'host' && s.roomCode !== null);
+    await waitForState(host, () => window.hostrelay.phase === 'room' && window.hostrelay.role === 'host', null);
     const code = (await stateOf(host)).roomCode ?? '';
     const link = await host.inputValue('#share-link');
     expect(link).toBe(`${base}/r/${code}`);
@@ -71,23 +71,23 @@ describe('share link to relay data channel', () => {
     // Tab B opens the share link, which asks only for a name.
     const client = await openPlayer('client');
     await client.goto(link);
-    await waitForState(client, (s) => s.phase === 'name');
+    await waitForState(client, () => window.hostrelay.phase === 'name', null);
     await client.fill('#join-name', 'Grace');
     await client.click('#join-button');
-    await waitForState(client, (s) => s.phase === 'room' && s.role === 'client');
+    await waitForState(client, () => window.hostrelay.phase === 'room' && window.hostrelay.role === 'client', null);
 
     // Both see both, the host marked.
-    const bothListed = (s: { players: { name: string; host: boolean }[] }): boolean =>
-      s.players.length === 2 &&
-      s.players.some((p) => p.name === 'Ada' && p.host) &&
-      s.players.some((p) => p.name === 'Grace' && !p.host);
-    await waitForState(host, bothListed);
-    await waitForState(client, bothListed);
+    const bothListed = (): boolean => {
+      const ps = window.hostrelay.players;
+      return ps.length === 2 && ps.some((p) => p.name === 'Ada' && p.host) && ps.some((p) => p.name === 'Grace' && !p.host);
+    };
+    await waitForState(host, bothListed, null);
+    await waitForState(client, bothListed, null);
     expect(await host.locator('#players li').count()).toBe(2);
 
     // The data channels open on both ends, through our TURN on both ends.
-    await waitForState(host, (s) => s.openPeers.length === 1);
-    await waitForState(client, (s) => s.openPeers.length === 1);
+    await waitForState(host, () => window.hostrelay.openPeers.length === 1, null);
+    await waitForState(client, () => window.hostrelay.openPeers.length === 1, null);
     for (const page of [host, client]) {
       const pairs = await page.evaluate(() => window.hostrelayTest.selectedCandidatePairTypes());
       expect(pairs).toEqual([{ local: 'relay', remote: 'relay' }]);
@@ -96,8 +96,8 @@ describe('share link to relay data channel', () => {
     // 100 numbered packets each way on the unreliable channel; on loopback none should be lost.
     expect(await host.evaluate((n) => window.hostrelayTest.sendPackets(n), PACKETS)).toBe(PACKETS);
     expect(await client.evaluate((n) => window.hostrelayTest.sendPackets(n), PACKETS)).toBe(PACKETS);
-    await client.waitForFunction((n) => window.hostrelayTest.receivedCount() >= n, PACKETS);
-    await host.waitForFunction((n) => window.hostrelayTest.receivedCount() >= n, PACKETS);
+    await waitForState(client, (n) => window.hostrelayTest.receivedCount() >= n, PACKETS);
+    await waitForState(host, (n) => window.hostrelayTest.receivedCount() >= n, PACKETS);
     expect(await client.evaluate(() => window.hostrelayTest.receivedCount())).toBe(PACKETS);
     expect(await host.evaluate(() => window.hostrelayTest.receivedCount())).toBe(PACKETS);
 
@@ -106,7 +106,7 @@ describe('share link to relay data channel', () => {
     if (canvas) {
       await client.mouse.move(canvas.x + canvas.width / 3, canvas.y + canvas.height / 2, { steps: 5 });
     }
-    await waitForState(client, (s, n) => s.rttMs !== null && s.packetsReceived >= n + 50, PACKETS);
+    await waitForState(client, (n) => window.hostrelay.rttMs !== null && window.hostrelay.packetsReceived >= n + 50, PACKETS);
     const marks = await client.evaluate(() => window.hostrelayTest.marks);
     const rtt = (await stateOf(client)).rttMs ?? NaN;
     const open = marks.channelOpen ?? NaN;
@@ -119,7 +119,7 @@ describe('share link to relay data channel', () => {
 
     // Tab B goes away; the host sees it leave.
     await client.close();
-    await waitForState(host, (s) => s.players.length === 1 && s.openPeers.length === 0);
+    await waitForState(host, () => window.hostrelay.players.length === 1 && window.hostrelay.openPeers.length === 0, null);
     expect(await host.locator('#players li').count()).toBe(1);
   });
 });

@@ -2,26 +2,35 @@ import type { Page } from 'playwright-core';
 import type { HostrelayState } from '../web/app/state';
 
 /**
- * Waits until `predicate(window.hostrelay)` holds in the page. Fails at once
- * if the page reports an error (a refused TURN allocation, no relay
- * candidate, a lobby error) instead of waiting for the timeout.
+ * Waits until `predicate(arg)` holds in the page, and fails at once if the
+ * page reports an error in window.hostrelay.error (a refused TURN
+ * allocation, no relay candidate, a lobby error) instead of waiting for the
+ * timeout.
  *
- * The predicate runs in the page, so it must not use anything from its
- * enclosing scope; values go in through `arg`.
+ * The predicate runs in the page (it reads window.hostrelay itself), so it
+ * must use nothing from its enclosing scope; values go in through `arg`.
+ * Playwright sends it as a function, not a string: the lobby page's CSP
+ * forbids eval.
  */
-export async function waitForState<A = undefined>(
+export async function waitForState<A extends number | string | null>(
   page: Page,
-  predicate: (s: HostrelayState, arg: A) => boolean,
-  arg?: A,
+  predicate: (arg: A) => boolean,
+  arg: A,
   timeoutMs = 30_000,
 ): Promise<void> {
-  const expression = `(() => {
-    const s = window.hostrelay;
-    if (!s) return false;
-    if (s.error) throw new Error('page reported ' + s.error.code + ': ' + s.error.message);
-    return (${predicate.toString()})(s, ${JSON.stringify(arg ?? null)});
-  })()`;
-  await page.waitForFunction(expression, undefined, { timeout: timeoutMs });
+  const done = page
+    .waitForFunction(predicate as (a: unknown) => boolean, arg as unknown, { timeout: timeoutMs })
+    .then(() => undefined);
+  const failed = page
+    .waitForFunction(() => window.hostrelay?.error ?? false, undefined, { timeout: timeoutMs })
+    .then(async (handle) => {
+      const err = (await handle.jsonValue()) as HostrelayState['error'];
+      throw new Error(`page reported ${err?.code}: ${err?.message}`);
+    });
+  // The loser keeps polling until the page closes or it times out; nobody listens.
+  done.catch(() => undefined);
+  failed.catch(() => undefined);
+  await Promise.race([done, failed]);
 }
 
 export function stateOf(page: Page): Promise<HostrelayState> {
