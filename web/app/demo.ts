@@ -166,6 +166,13 @@ export class PointerDemo {
       ctx.fill();
     }
     ctx.fillStyle = ink;
-    ctx.fillText(label, x + 16, y);
+    // The echo ring sits under the local dot most of the time: label it below.
+    if (ring) {
+      ctx.textAlign = 'center';
+      ctx.fillText(label, x, y + 26);
+      ctx.textAlign = 'start';
+    } else {
+      ctx.fillText(label, x + 16, y);
+    }
   }
 }

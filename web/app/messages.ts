@@ -19,6 +19,29 @@ const texts: Record<string, string> = {
   negotiation_failed: 'Could not set up the game connection.',
 };
 
+const titles: Record<string, string> = {
+  room_not_found: 'Room not found',
+  room_full: 'Room is full',
+  unreachable: 'Server unreachable',
+  closed: 'Disconnected',
+  disconnected: 'Disconnected',
+  host_left: 'Room closed',
+  unsupported_version: 'Page out of date',
+};
+
+/** Codes after which trying the same thing again cannot help. */
+const final = new Set(['room_not_found', 'host_left']);
+
+/** The heading of the error view. */
+export function titleOf(code: string): string {
+  return titles[code] ?? 'Something went wrong';
+}
+
+/** Whether the error view offers "Try again". */
+export function retryable(code: string): boolean {
+  return !final.has(code);
+}
+
 /** A sentence for a person; falls back to the server's own message. */
 export function describe(code: string, message: string): string {
   if (code === 'wrong_password' && /wrong password/i.test(message)) return 'That password is not right.';

@@ -1,4 +1,4 @@
-import { describe } from './messages';
+import { describe, retryable, titleOf } from './messages';
 import type { HostrelayState, Phase } from './state';
 
 function el<T extends HTMLElement>(id: string, type: new () => T): T {
@@ -44,6 +44,7 @@ export const ui = {
   canvas: el('demo-canvas', HTMLCanvasElement),
   peerOut: el('peer-out', HTMLSpanElement),
   rttOut: el('rtt-out', HTMLSpanElement),
+  errorTitle: el('error-title', HTMLHeadingElement),
   errorText: el('error-text', HTMLParagraphElement),
   retryButton: el('retry-button', HTMLButtonElement),
 };
@@ -63,6 +64,8 @@ export function render(s: Readonly<HostrelayState>, maxPlayers: number): void {
 
   const message = s.error ? describe(s.error.code, s.error.message) : '';
   ui.errorText.textContent = message;
+  ui.errorTitle.textContent = s.error ? titleOf(s.error.code) : '';
+  ui.retryButton.hidden = s.error !== null && !retryable(s.error.code);
   ui.formError.textContent = message;
   ui.formError.hidden = !message || s.phase === 'error';
 
