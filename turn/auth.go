@@ -13,7 +13,7 @@ import (
 // password and is logged at debug only.
 func (s *Server) authenticate(username, realm string, src net.Addr) ([]byte, bool) {
 	refuse := func(reason, session string) ([]byte, bool) {
-		s.log.Debug("turn: auth refused", "reason", reason, "session", session, "client", src.String())
+		s.log.Debug("auth refused", "reason", reason, "session", session, "client", src.String())
 
 		return nil, false
 	}

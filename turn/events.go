@@ -20,7 +20,7 @@ func (r *registry) eventHandler() pionturn.EventHandler {
 // cannot see: pion checks the password after the handler returned the key.
 func (r *registry) onAuth(src, _ net.Addr, _, username, _, method string, verdict bool) {
 	if !verdict {
-		r.log.Debug("turn: auth refused", "reason", "message integrity", "method", method,
+		r.log.Debug("auth refused", "reason", "message integrity", "method", method,
 			"username", username, "client", src.String())
 	}
 }
@@ -52,7 +52,7 @@ func (r *registry) onAllocationCreated(src, _ net.Addr, _, username, _ string, r
 	r.perSession[session]++
 	r.mu.Unlock()
 
-	r.log.Debug("turn: allocation created", "session", session, "client", src.String(),
+	r.log.Debug("allocation created", "session", session, "client", src.String(),
 		"relay", relayAddr.String(), "tcp", key.tcp)
 }
 
@@ -71,7 +71,8 @@ func (r *registry) onAllocationDeleted(src, _ net.Addr, _, username, _ string) {
 	}
 	r.mu.Unlock()
 
-	r.log.Debug("turn: allocation deleted", "username", username, "client", src.String(), "tcp", key.tcp)
+	_, session, _ := parseUsername(username)
+	r.log.Debug("allocation deleted", "session", session, "client", src.String(), "tcp", key.tcp)
 }
 
 func (r *registry) releaseLocked(session string) {

@@ -98,7 +98,7 @@ func (r *registry) permit(client net.Addr, peer net.IP) bool {
 	if ip, ok := netip.AddrFromSlice(peer); ok && ip == r.public {
 		return true
 	}
-	r.log.Debug("turn: peer refused", "client", client.String(), "peer", peer.String())
+	r.log.Debug("peer refused", "client", client.String(), "peer", peer.String())
 
 	return false
 }
@@ -113,7 +113,7 @@ func (r *registry) quota(username, _ string, src net.Addr) bool {
 	n := r.perSession[session]
 	r.mu.RUnlock()
 	if n >= r.maxPerSession {
-		r.log.Info("turn: allocation quota reached", "session", session,
+		r.log.Info("allocation quota reached", "session", session,
 			"client", src.String(), "limit", r.maxPerSession)
 
 		return false
@@ -189,7 +189,7 @@ func (r *registry) noteDroppedWrite(from *relayConn, dst net.Addr) {
 	r.mu.RLock()
 	session := from.session
 	r.mu.RUnlock()
-	r.log.Debug("turn: relay packet dropped", "session", session, "peer", dst.String(), "dropped_total", total)
+	r.log.Debug("relay packet dropped", "session", session, "peer", dst.String(), "dropped_total", total)
 }
 
 // hasAllocation reports whether client already holds an allocation made with

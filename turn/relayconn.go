@@ -111,7 +111,7 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 	}
 	if rcv, snd, ok := raiseBuffers(conn); !ok {
 		g.warnOnce.Do(func() {
-			g.log.Warn("turn: relay socket buffers below target; raise net.core.rmem_max/wmem_max",
+			g.log.Warn("relay socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		})
 	}

@@ -27,7 +27,8 @@ type Server struct {
 	udp  *net.UDPConn
 	tcp  *tcpListener
 
-	stopCtx   func() bool
+	stopMu    sync.Mutex
+	stopCtx   func() bool // unregisters the ctx hook; nil until New sets it
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -51,7 +52,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	cfg = cfg.withDefaults()
 	if err := cfg.validate(); err != nil {
-		return nil, fmt.Errorf("turn: invalid config: %w", err)
+		return nil, err // already "turn: ..."
 	}
 	log := cfg.Logger.With("component", "turn")
 	s := &Server{cfg: cfg, log: log, reg: newRegistry(cfg, log)}
@@ -72,7 +73,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	}
 	if udp != nil {
 		if rcv, snd, ok := raiseBuffers(udp); !ok {
-			log.Warn("turn: listener socket buffers below target; raise net.core.rmem_max/wmem_max",
+			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
 		pcfg.PacketConnConfigs = []pionturn.PacketConnConfig{{
@@ -94,8 +95,13 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 		return nil, fmt.Errorf("turn: start: %w", err)
 	}
-	s.stopCtx = context.AfterFunc(ctx, func() { _ = s.Close() })
-	log.Info("turn: listening", "udp", addrString(s.UDPAddr()), "tcp", addrString(s.TCPAddr()),
+	// The hook may fire (and run Close) before AfterFunc returns, so stopCtx
+	// is published under a lock.
+	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
+	s.stopMu.Lock()
+	s.stopCtx = stop
+	s.stopMu.Unlock()
+	log.Info("listening", "udp", addrString(s.UDPAddr()), "tcp", addrString(s.TCPAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm)
 
 	return s, nil
@@ -139,7 +145,11 @@ func (s *Server) Close() error {
 }
 
 func (s *Server) close() error {
-	s.stopCtx()
+	s.stopMu.Lock()
+	if s.stopCtx != nil {
+		s.stopCtx()
+	}
+	s.stopMu.Unlock()
 	// pion's Close closes only the listeners; its read loops then close the
 	// allocations they own, but TCP connections stay open until closed here.
 	err := s.pion.Close()
@@ -157,7 +167,7 @@ func (s *Server) close() error {
 		}
 		time.Sleep(2 * time.Millisecond)
 	}
-	s.log.Info("turn: closed")
+	s.log.Info("closed")
 	if err != nil {
 		return fmt.Errorf("turn: close: %w", err)
 	}
