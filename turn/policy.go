@@ -103,7 +103,10 @@ func (r *registry) permit(client net.Addr, peer net.IP) bool {
 	return false
 }
 
-// quota is the pion QuotaHandler; it runs after authentication.
+// quota is the pion QuotaHandler; it runs after authentication. The count
+// rises only when pion reports the allocation, so Allocates racing on separate
+// TCP connections can overshoot by a few; UDP requests on one listener are
+// handled one at a time and cannot.
 func (r *registry) quota(username, _ string, src net.Addr) bool {
 	_, session, err := parseUsername(username)
 	if err != nil {
