@@ -51,7 +51,8 @@ export function startServer(bin: string): Promise<RunningServer> {
     lines.on('line', (line) => {
       logs.push(line);
       const entry = parseLog(line);
-      if (entry?.['msg'] !== 'listening') return;
+      // Components log their own "listening" lines; the server's carries "http".
+      if (entry?.['msg'] !== 'listening' || !('http' in entry)) return;
       const { http, turn_udp: turnUdp, turn_tcp: turnTcp } = entry;
       if (typeof http !== 'string' || typeof turnUdp !== 'string' || typeof turnTcp !== 'string') {
         fail(new Error(`"listening" log line lacks http/turn_udp/turn_tcp: ${line}`));
