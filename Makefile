@@ -15,6 +15,7 @@ deps: node_modules/.installed
 # The web app is built into static/dist, which the Go binary embeds.
 web: deps
 	npm run build
+	@touch static/dist/.gitkeep # vite empties dist; the embed needs a file before the first build
 
 build: web
 	$(GO) build -o $(BIN) ./server/cmd/hostrelay

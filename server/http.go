@@ -42,13 +42,14 @@ func newHTTP(s *Server) *echo.Echo {
 	})
 
 	web := static.FS()
+	indexHTML, indexErr := fs.ReadFile(web, "index.html")
 	index := func(c echo.Context) error {
-		if !static.Built() {
+		if indexErr != nil {
 			return c.String(http.StatusServiceUnavailable,
 				"hostrelay: the web app was not built into this binary; run `make run` (or `npm ci && npm run build` before `go build`)\n")
 		}
 		c.Response().Header().Set("Cache-Control", "no-cache")
-		return c.FileFS("index.html", web)
+		return c.HTMLBlob(http.StatusOK, indexHTML)
 	}
 	// A share link opens the lobby page, which reads the code from the path.
 	e.GET("/r/:code", index)

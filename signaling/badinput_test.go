@@ -127,7 +127,7 @@ func TestFloodIsRateLimitedThenClosed(t *testing.T) {
 // its queue fills, and the sender is never blocked by it.
 func TestSlowConsumerDropped(t *testing.T) {
 	_, url := testHub(t, func(c *Config) {
-		c.QueueSize = 4
+		c.QueueSize = 16
 		c.SignalBurst = 1 << 20
 		c.SignalsPerSecond = 1e6
 		c.MessageBurst = 1 << 20
@@ -140,40 +140,51 @@ func TestSlowConsumerDropped(t *testing.T) {
 	var pj protocol.PlayerJoined
 	host.expect(protocol.TypePlayerJoined, &pj)
 
-	// The slow client never reads again; the host keeps signalling to it
-	// without waiting for acks. Socket buffers absorb some megabytes first.
+	// The slow client never reads again. The host keeps up to 8 signals in
+	// flight (with request ids, reading every reply) so that only the slow
+	// client falls behind; socket buffers absorb some megabytes first.
 	sdp := strings.Repeat("s", protocol.MaxSDP)
-	frame, _ := protocol.Encode(protocol.TypeSignal, 0, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: sdp})
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		for i := 0; i < 5000; i++ {
-			if host.conn.Write(t.Context(), websocket.MessageBinary, frame) != nil {
-				return
-			}
-		}
-	}()
-	var pl protocol.PlayerLeft
 	host.readTimeout = time.Minute
+	outstanding, sent := 0, 0
 	for {
+		for outstanding < 8 {
+			host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: sdp})
+			outstanding++
+			sent++
+		}
 		env, err := host.read()
 		if err != nil {
-			t.Fatalf("host: %v", err)
+			t.Fatalf("host after %d signals: %v", sent, err)
+		}
+		if env.Type == protocol.TypeOK || env.Type == protocol.TypeError {
+			outstanding--
+			continue
 		}
 		if env.Type == protocol.TypePlayerLeft {
+			var pl protocol.PlayerLeft
 			if err := protocol.DecodeBody(env, &pl); err != nil {
 				t.Fatal(err)
 			}
+			if pl.ID != sj.You || pl.Reason != protocol.ReasonDisconnect {
+				t.Fatalf("PlayerLeft %+v", pl)
+			}
 			break
 		}
+		if sent > 100_000 {
+			t.Fatal("slow client never dropped")
+		}
 	}
-	if pl.ID != sj.You {
-		t.Fatalf("PlayerLeft %+v", pl)
-	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		t.Fatal("host writes blocked")
+	// The host is unaffected.
+	host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	for {
+		env, err := host.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e protocol.Error
+		if env.Type == protocol.TypeError && protocol.DecodeBody(env, &e) == nil && e.Code == protocol.CodePeerNotFound {
+			break
+		}
 	}
 }
 

@@ -180,6 +180,10 @@ func (s *Session) abort() {
 	s.killOnce.Do(func() {
 		close(s.dead)
 		_ = s.conn.CloseNow()
+		// Leave the room now rather than when the read loop notices: until
+		// then the room would keep routing to a dead session. abort may run
+		// under Hub.mu, hence the goroutine.
+		go s.hub.forget(s)
 	})
 }
 
