@@ -2,7 +2,7 @@
 // data channels to the host, and the wire codec underneath.
 export { LobbyClient, type CreateRoomOptions, type LobbyClientOptions, type LobbyEvents, type OutgoingSignal } from './lobby-client';
 export { RoomSession, type PeerPairTypes, type Role, type RoomSessionEvents, type RoomSessionOptions } from './room-session';
-export { PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link';
+export { DEFAULT_CONNECT_TIMEOUT_MS, PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link';
 export { channelConfig, DEFAULT_MAX_BUFFERED_GAME, type ChannelName } from './channels';
 export { Emitter, type EventMap, type Unsubscribe } from './emitter';
 export {

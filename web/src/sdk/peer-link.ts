@@ -18,9 +18,17 @@ export interface PeerLinkOptions {
   signal: (signal: OutgoingSignal) => Promise<void>;
   /** Game packets are dropped while more than this many bytes are queued. */
   maxBufferedGame?: number;
+  /**
+   * Fail if the channels are not open this long after the link was made
+   * (ms; default 20 s). The other end's failure (e.g. the host's TURN quota)
+   * never reaches us, and ICE alone takes much longer to give up.
+   */
+  connectTimeoutMs?: number;
   /** Makes the RTCPeerConnection; tests plug in a fake. */
   createPeerConnection?: (config: RTCConfiguration) => RTCPeerConnection;
 }
+
+export const DEFAULT_CONNECT_TIMEOUT_MS = 20_000;
 
 export interface PeerLinkEvents {
   /** Both channels are open. */
@@ -64,6 +72,7 @@ export class PeerLink {
   private opened = false;
   private closed = false;
   private droppedPackets = 0;
+  private readonly connectTimer: ReturnType<typeof setTimeout>;
 
   constructor(options: PeerLinkOptions) {
     this.peerId = options.peerId;
@@ -76,6 +85,10 @@ export class PeerLink {
     this.pc = create({ iceServers: options.iceServers, iceTransportPolicy: 'relay' });
     this.channels = openChannels(this.pc);
     this.wire();
+    const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.connectTimer = setTimeout(() => {
+      this.fail(PeerErrorCode.ConnectionFailed, `no connection to ${this.peerId} within ${timeoutMs / 1000} s`);
+    }, timeoutMs);
   }
 
   on<K extends keyof PeerLinkEvents>(event: K, listener: (...args: PeerLinkEvents[K]) => void): Unsubscribe {
@@ -130,6 +143,7 @@ export class PeerLink {
   close(): void {
     if (this.closed) return;
     this.closed = true;
+    clearTimeout(this.connectTimer);
     this.queued = [];
     for (const dc of Object.values(this.channels)) dc.close();
     this.pc.close();
@@ -176,6 +190,7 @@ export class PeerLink {
     if (this.opened || this.closed) return;
     if (this.channels.game.readyState === 'open' && this.channels.events.readyState === 'open') {
       this.opened = true;
+      clearTimeout(this.connectTimer);
       this.events.emit('open');
     }
   }

@@ -15,7 +15,7 @@ function joined(you: string, players: string[]): RoomJoined {
 
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
-async function setup(you: string, players: string[]) {
+async function setup(you: string, players: string[], connectTimeoutMs = 5_000) {
   const server = FakeServer.welcoming();
   const signals: Frame[] = [];
   server.onFrame = (f) => {
@@ -32,6 +32,7 @@ async function setup(you: string, players: string[]) {
     createPeerConnection: peers.create,
     closeOnPageHide: false,
     maxBufferedGame: 1000,
+    connectTimeoutMs,
   });
   const events: string[] = [];
   const errors: PeerError[] = [];
@@ -130,6 +131,14 @@ describe('RoomSession as a client', () => {
     pc.candidate('candidate:1 1 udp 1 10.0.0.1 5000 typ host', 'host');
     pc.gatheringComplete();
     expect(errors.map((e) => e.code)).toEqual(['no_relay_candidates']);
+  });
+
+  it('fails a connection that does not open in time (the host may have failed silently)', async () => {
+    const { peers, errors } = await setup('p2', ['p1', 'p2'], 20);
+    const pc = only(peers.made);
+    await new Promise((r) => setTimeout(r, 40));
+    expect(errors.map((e) => e.code)).toEqual(['connection_failed']);
+    expect(pc.closed).toBe(true);
   });
 
   it('closes everything when the room closes', async () => {

@@ -13,6 +13,8 @@ export interface RoomSessionOptions {
   maxBufferedGame?: number;
   /** Close every peer connection on `pagehide` (default true): TURN allocations of a closed page otherwise linger. */
   closeOnPageHide?: boolean;
+  /** Fail a peer whose channels are not open this long after it was made (ms; default 20 s). */
+  connectTimeoutMs?: number;
   /** Makes each RTCPeerConnection; tests plug in a fake. */
   createPeerConnection?: (config: RTCConfiguration) => RTCPeerConnection;
 }
@@ -185,6 +187,7 @@ export class RoomSession {
       iceServers: this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
       signal: (s) => this.lobby.sendSignal(s),
       maxBufferedGame: this.options.maxBufferedGame,
+      connectTimeoutMs: this.options.connectTimeoutMs,
       createPeerConnection: this.options.createPeerConnection,
     });
     this.peers.set(peerId, peer);
