@@ -15,6 +15,8 @@ import (
 	"net/netip"
 	"strings"
 	"time"
+
+	"github.com/hostrelay/hostrelay/turn"
 )
 
 // Config is everything an operator can set. Defaults work on localhost.
@@ -26,6 +28,7 @@ type Config struct {
 	PublicHost     string        // host name in TURN URLs; empty: the host the client used
 	TURNSecret     string        // HMAC secret for TURN credentials; empty: random per start
 	TURNTTL        time.Duration // lifetime of issued TURN credentials
+	TURNMaxAllocs  int           // live TURN allocations per lobby session
 	AllowedOrigins []string      // extra browser origins allowed on /ws (host patterns)
 	TrustedProxies []netip.Prefix
 	LogLevel       slog.Level
@@ -49,6 +52,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		TURNTCPAddr:   ":3478",
 		PublicIP:      netip.MustParseAddr("127.0.0.1"),
 		TURNTTL:       6 * time.Hour,
+		TURNMaxAllocs: turn.DefaultMaxAllocationsPerSession,
 		LogLevel:      slog.LevelInfo,
 		LogFormat:     "text",
 		ShutdownGrace: 10 * time.Second,
@@ -69,6 +73,8 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.StringVar(&cfg.PublicHost, "public-host", "", "host name for TURN URLs (default: the host the browser used)")
 	fs.StringVar(&cfg.TURNSecret, "turn-secret", "", "secret for TURN credentials, at least 16 bytes (default: random at each start)")
 	fs.DurationVar(&cfg.TURNTTL, "turn-ttl", cfg.TURNTTL, "lifetime of issued TURN credentials")
+	fs.IntVar(&cfg.TURNMaxAllocs, "turn-max-allocations", cfg.TURNMaxAllocs,
+		"live TURN allocations per lobby session (a browser uses 2 per peer connection)")
 	fs.Func("allowed-origins", "comma-separated extra origins (host patterns) allowed to open /ws", func(s string) error {
 		cfg.AllowedOrigins = splitList(s)
 		return nil
@@ -142,6 +148,9 @@ func (c Config) validate() error {
 	}
 	if c.TURNTTL < time.Minute || c.TURNTTL > 24*time.Hour {
 		errs = append(errs, fmt.Errorf("-turn-ttl %v: must be between 1m and 24h", c.TURNTTL))
+	}
+	if c.TURNMaxAllocs < 2 {
+		errs = append(errs, fmt.Errorf("-turn-max-allocations %d: must be at least 2", c.TURNMaxAllocs))
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("-log-format %q: must be text or json", c.LogFormat))

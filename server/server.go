@@ -61,13 +61,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	s.turn, err = turn.New(ctx, turn.Config{
-		Secret:        []byte(cfg.TURNSecret),
-		PublicIP:      net.IP(cfg.PublicIP.AsSlice()),
-		UDPAddr:       cfg.TURNUDPAddr,
-		TCPAddr:       cfg.TURNTCPAddr,
-		CredentialTTL: cfg.TURNTTL,
-		Sessions:      s.hub,
-		Logger:        log,
+		Secret:                   []byte(cfg.TURNSecret),
+		PublicIP:                 net.IP(cfg.PublicIP.AsSlice()),
+		UDPAddr:                  cfg.TURNUDPAddr,
+		TCPAddr:                  cfg.TURNTCPAddr,
+		CredentialTTL:            cfg.TURNTTL,
+		MaxAllocationsPerSession: cfg.TURNMaxAllocs,
+		Sessions:                 s.hub,
+		Logger:                   log,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)

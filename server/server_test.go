@@ -209,6 +209,7 @@ func TestConfigLayers(t *testing.T) {
 		{"-public-ip", "nonsense"},
 		{"-log-format", "xml"},
 		{"-turn-ttl", "1s"},
+		{"-turn-max-allocations", "1"},
 		{"-http", "nope"},
 		{"stray"},
 	} {

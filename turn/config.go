@@ -21,10 +21,14 @@ type Sessions interface {
 
 // Defaults applied by New to zero Config fields.
 const (
-	DefaultRealm                    = "hostrelay"
-	DefaultCredentialTTL            = 6 * time.Hour
-	DefaultMaxTTL                   = 24 * time.Hour
-	DefaultMaxAllocationsPerSession = 10
+	DefaultRealm         = "hostrelay"
+	DefaultCredentialTTL = 6 * time.Hour
+	DefaultMaxTTL        = 24 * time.Hour
+	// DefaultMaxAllocationsPerSession lets a host of a full 16-player room
+	// hold one allocation per TURN URL (UDP and TCP) for each of its 15 peer
+	// connections, with 10 to spare for pages closed without pc.close(),
+	// whose allocations live on for up to 10 minutes.
+	DefaultMaxAllocationsPerSession = 2*15 + 10
 )
 
 // minSecretLen keeps the HMAC key out of brute-force range.

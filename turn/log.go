@@ -19,9 +19,10 @@ func (f pionLoggerFactory) NewLogger(scope string) logging.LeveledLogger {
 	return pionLogger{log: f.log.With("pion", scope)}
 }
 
-// pionLogger maps pion levels onto slog. pion's Info is demoted to Debug:
-// pion logs a line at Info for every refused permission and every packet from
-// an unpermitted peer, which a client can trigger at line rate.
+// pionLogger maps pion levels onto slog. pion's Debug and Info are demoted
+// below slog's Debug: pion logs several Debug lines for every relayed packet
+// and an Info line for every refused permission or unpermitted packet, which
+// a client can trigger at line rate, and -log-level debug must stay readable.
 type pionLogger struct{ log *slog.Logger }
 
 func (l pionLogger) logf(level slog.Level, format string, args ...any) {
@@ -33,10 +34,10 @@ func (l pionLogger) logf(level slog.Level, format string, args ...any) {
 
 func (l pionLogger) Trace(msg string)                  { l.logf(slogTrace, "%s", msg) }
 func (l pionLogger) Tracef(format string, args ...any) { l.logf(slogTrace, format, args...) }
-func (l pionLogger) Debug(msg string)                  { l.logf(slog.LevelDebug, "%s", msg) }
-func (l pionLogger) Debugf(format string, args ...any) { l.logf(slog.LevelDebug, format, args...) }
-func (l pionLogger) Info(msg string)                   { l.logf(slog.LevelDebug, "%s", msg) }
-func (l pionLogger) Infof(format string, args ...any)  { l.logf(slog.LevelDebug, format, args...) }
+func (l pionLogger) Debug(msg string)                  { l.logf(slogTrace, "%s", msg) }
+func (l pionLogger) Debugf(format string, args ...any) { l.logf(slogTrace, format, args...) }
+func (l pionLogger) Info(msg string)                   { l.logf(slogTrace, "%s", msg) }
+func (l pionLogger) Infof(format string, args ...any)  { l.logf(slogTrace, format, args...) }
 func (l pionLogger) Warn(msg string)                   { l.logf(slog.LevelWarn, "%s", msg) }
 func (l pionLogger) Warnf(format string, args ...any)  { l.logf(slog.LevelWarn, format, args...) }
 func (l pionLogger) Error(msg string)                  { l.logf(slog.LevelError, "%s", msg) }
