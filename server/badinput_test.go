@@ -1,0 +1,74 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// TestMsgpackBombsAgainstLiveServer is DESIGN.md's required regression test:
+// the frames that make msgpack/v5 allocate gigabytes, and 100,000 levels of
+// nesting, sent to the real /ws. The server answers with an error or a
+// close, stays up, and its heap stays flat.
+func TestMsgpackBombsAgainstLiveServer(t *testing.T) {
+	s := startServer(t)
+	addr := s.Addrs().HTTP
+	var before runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+
+	l := dialLobby(t, addr, "Mallory")
+	for _, bomb := range [][]byte{{0xdd, 0xff, 0xff, 0xff, 0xff}, {0xdf, 0xff, 0xff, 0xff, 0xff}} {
+		if err := l.conn.Write(t.Context(), websocket.MessageBinary, bomb); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case env := <-l.events:
+			var e protocol.Error
+			if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeBadMessage {
+				t.Fatalf("reply to %x: %s %+v", bomb, env.Type, e)
+			}
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no reply to %x", bomb)
+		}
+	}
+
+	// 100,000 levels is past the frame limit: the server closes with 1009.
+	deep := append(bytes.Repeat([]byte{0x91}, 100_000), 0xc0)
+	if err := l.conn.Write(t.Context(), websocket.MessageBinary, deep); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-l.closed:
+		if st := websocket.CloseStatus(l.err); st != websocket.StatusMessageTooBig {
+			t.Fatalf("closed with %v, want 1009", l.err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("deep frame did not close the connection")
+	}
+
+	// Still serving.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, http.MethodGet, "http://"+addr+"/healthz", nil)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("healthz after bombs: %v %v", resp, err)
+	}
+	resp.Body.Close()
+	dialLobby(t, addr, "After").create("still up", 2, "")
+
+	var after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&after)
+	if grew := int64(after.HeapAlloc) - int64(before.HeapAlloc); grew > 32<<20 {
+		t.Fatalf("heap grew by %d MiB", grew>>20)
+	}
+}
