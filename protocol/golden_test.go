@@ -32,7 +32,7 @@ type goldenCase struct {
 
 var goldenCases = []goldenCase{
 	{"hello", TypeHello, 1, &Hello{Version: Version, Name: "Ada"}},
-	{"welcome", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame}},
+	{"welcome", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame, Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e"}},
 	{"error reply", TypeError, 7, &Error{Code: CodeRoomFull, Message: "room ABC2345 is full (8 of 8)"}},
 	{"ok", TypeOK, 9, &OK{}},
 	{"create room", TypeCreateRoom, 2, &CreateRoom{Name: "Friday ball ⚽", MaxPlayers: 8, Public: true, Password: "hunter2"}},

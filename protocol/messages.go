@@ -33,11 +33,14 @@ type Hello struct {
 }
 
 // Welcome answers Hello. Session names this lobby session in logs and in the
-// TURN username; it is not a secret and not a player id.
+// TURN username; it is not a secret and not a player id. Token is a secret
+// bearer token for the HTTP API (/api/v1), valid while this session is
+// connected: it is how a program proves it owns the session.
 type Welcome struct {
 	Version  int    `msgpack:"v,omitempty" json:"v,omitempty"`
 	Session  string `msgpack:"session,omitempty" json:"session,omitempty"`
 	MaxFrame int    `msgpack:"maxFrame,omitempty" json:"maxFrame,omitempty"`
+	Token    string `msgpack:"token,omitempty" json:"token,omitempty"`
 }
 
 // Error is the reply to a request that failed, or (id 0) a notice before the

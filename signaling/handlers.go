@@ -53,7 +53,7 @@ func (s *Session) handleHello(env protocol.Envelope) error {
 	s.hello = true
 	s.name = strings.TrimSpace(m.Name)
 	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
-		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame,
+		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame, Token: s.token,
 	})
 	return nil
 }

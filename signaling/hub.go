@@ -2,6 +2,7 @@ package signaling
 
 import (
 	"context"
+	"crypto/sha256"
 	"fmt"
 	"log/slog"
 	"net/http"
@@ -21,8 +22,11 @@ type Hub struct {
 
 	mu       sync.RWMutex
 	sessions map[string]*Session
-	rooms    map[string]*room
-	closing  bool
+	// tokens maps sha256(token) to the session. Keying by the hash means a
+	// lookup's timing reveals nothing usable about a real token.
+	tokens  map[[sha256.Size]byte]*Session
+	rooms   map[string]*room
+	closing bool
 
 	wg sync.WaitGroup // one per running session
 }
@@ -38,6 +42,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		log:          cfg.Logger.With("component", "signaling"),
 		joinFailures: newIPLimiter(cfg.JoinFailureEvery, cfg.JoinFailureBurst),
 		sessions:     make(map[string]*Session),
+		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
 	}, nil
 }
@@ -64,6 +69,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		return
 	}
 	h.sessions[s.id] = s
+	h.tokens[sha256.Sum256([]byte(s.token))] = s
 	h.wg.Add(1)
 	h.mu.Unlock()
 	defer h.wg.Done()
@@ -115,6 +121,19 @@ func (h *Hub) SessionLive(sessionID string) bool {
 	return ok
 }
 
+// SessionByToken returns the id of the connected session whose Welcome
+// carried token. The HTTP API uses it to bind requests to a lobby session.
+func (h *Hub) SessionByToken(token string) (string, bool) {
+	key := sha256.Sum256([]byte(token))
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	s, ok := h.tokens[key]
+	if !ok || !s.hello {
+		return "", false
+	}
+	return s.id, true
+}
+
 // RoomOf reports the code of the room a session is in. turn uses it to let a
 // relay reach only relays of the same room.
 func (h *Hub) RoomOf(sessionID string) (string, bool) {
@@ -148,6 +167,7 @@ func (h *Hub) forget(s *Session) {
 		h.leaveLocked(s, protocol.ReasonDisconnect)
 	}
 	delete(h.sessions, s.id)
+	delete(h.tokens, sha256.Sum256([]byte(s.token)))
 }
 
 // broadcastLocked sends one frame to every member of r except skip.

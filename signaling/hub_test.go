@@ -12,7 +12,7 @@ import (
 )
 
 func TestHandshake(t *testing.T) {
-	_, url := testHub(t, nil)
+	hub, url := testHub(t, nil)
 
 	c := dial(t, url, nil)
 	c.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "r", MaxPlayers: 2})
@@ -27,14 +27,24 @@ func TestHandshake(t *testing.T) {
 	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "  Ada  "})
 	var w protocol.Welcome
 	c.expect(protocol.TypeWelcome, &w)
-	if w.Version != protocol.Version || !strings.HasPrefix(w.Session, "s_") || w.MaxFrame != protocol.MaxFrame {
+	if w.Version != protocol.Version || !strings.HasPrefix(w.Session, "s_") || w.MaxFrame != protocol.MaxFrame ||
+		!strings.HasPrefix(w.Token, "st_") {
 		t.Fatalf("welcome = %+v", w)
+	}
+	if id, ok := hub.SessionByToken(w.Token); !ok || id != w.Session {
+		t.Fatalf("SessionByToken = %q %v", id, ok)
+	}
+	if _, ok := hub.SessionByToken(w.Token + "x"); ok {
+		t.Fatal("a wrong token matched")
 	}
 	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Ada"})
 	c.expectError(protocol.CodeInvalidArgument)
 
 	c.request("teleport", nil)
 	c.expectError(protocol.CodeUnknownType)
+
+	c.conn.Close(websocket.StatusNormalClosure, "")
+	waitFor(t, "token revoked", func() bool { _, ok := hub.SessionByToken(w.Token); return !ok })
 }
 
 func TestCreateJoinLeave(t *testing.T) {

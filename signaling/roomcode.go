@@ -29,6 +29,13 @@ func newRoomCode() (string, error) {
 
 var sessionEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
 
+// newSessionToken returns 128 random bits: a bearer secret, unlike the id.
+func newSessionToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "st_" + sessionEncoding.EncodeToString(b[:])
+}
+
 // newSessionID returns 80 random bits. It appears in TURN usernames, so it
 // must not contain ':' (the TURN REST separator).
 func newSessionID() string {

@@ -19,6 +19,7 @@ import (
 // dead peers.
 type Session struct {
 	id     string
+	token  string // bearer secret for the HTTP API; see Hub.SessionByToken
 	hub    *Hub
 	conn   *websocket.Conn
 	remote netip.Addr
@@ -44,6 +45,7 @@ func newSession(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *S
 	id := newSessionID()
 	return &Session{
 		id:       id,
+		token:    newSessionToken(),
 		hub:      h,
 		conn:     conn,
 		remote:   remote,

@@ -32,11 +32,16 @@ export interface Hello {
   name: string;
 }
 
-/** Answers Hello. `session` names the lobby session in logs and TURN usernames. */
+/**
+ * Answers Hello. `session` names the lobby session in logs and TURN usernames.
+ * `token` is a secret bearer token for the HTTP API (/api/v1), valid while this
+ * session stays connected.
+ */
 export interface Welcome {
   v: number;
   session: string;
   maxFrame: number;
+  token: string;
 }
 
 /** The reply to a failed request, or (id 0) a notice before the server closes. */

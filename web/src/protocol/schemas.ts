@@ -39,7 +39,7 @@ const ice = struct<Ice>({ servers: list(iceServer), ttl: int });
 /** The body codec for every message type. */
 export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } = {
   hello: struct<Hello>({ v: int, name: str }),
-  welcome: struct<Welcome>({ v: int, session: str, maxFrame: int }),
+  welcome: struct<Welcome>({ v: int, session: str, maxFrame: int, token: str }),
   error: struct<ErrorBody>({ code: str, msg: str }),
   ok: struct<Ok>({}),
   createRoom: struct<CreateRoom>({ name: str, maxPlayers: int, public: bool, password: str }),
