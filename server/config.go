@@ -30,6 +30,7 @@ type Config struct {
 	TURNTTL        time.Duration // lifetime of issued TURN credentials
 	TURNMaxAllocs  int           // live TURN allocations per lobby session
 	AllowedOrigins []string      // extra browser origins allowed on /ws (host patterns)
+	APIKeys        []string      // operator keys for /api/v1 (trusted backends); never logged
 	TrustedProxies []netip.Prefix
 	LogLevel       slog.Level
 	LogFormat      string // text or json
@@ -77,6 +78,10 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		"live TURN allocations per lobby session (a browser uses 2 per peer connection)")
 	fs.Func("allowed-origins", "comma-separated extra origins (host patterns) allowed to open /ws", func(s string) error {
 		cfg.AllowedOrigins = splitList(s)
+		return nil
+	})
+	fs.Func("api-keys", "comma-separated operator API keys for /api/v1 (prefer the environment variable)", func(s string) error {
+		cfg.APIKeys = splitList(s)
 		return nil
 	})
 	fs.Func("trusted-proxies", "comma-separated CIDRs whose X-Forwarded-For is believed", func(s string) error {
@@ -148,6 +153,12 @@ func (c Config) validate() error {
 	}
 	if c.TURNTTL < time.Minute || c.TURNTTL > 24*time.Hour {
 		errs = append(errs, fmt.Errorf("-turn-ttl %v: must be between 1m and 24h", c.TURNTTL))
+	}
+	for _, k := range c.APIKeys {
+		if len(k) < 16 {
+			errs = append(errs, errors.New("-api-keys: every key must be at least 16 bytes"))
+			break
+		}
 	}
 	if c.TURNMaxAllocs < 2 {
 		errs = append(errs, fmt.Errorf("-turn-max-allocations %d: must be at least 2", c.TURNMaxAllocs))

@@ -32,6 +32,7 @@ func newHTTP(s *Server) *echo.Echo {
 	e.GET("/healthz", func(c echo.Context) error {
 		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version})
 	})
+	e.GET("/api/v1/ice", s.handleICE)
 	e.GET("/ws", func(c echo.Context) error {
 		ip, err := netip.ParseAddr(c.RealIP())
 		if err != nil {

@@ -20,9 +20,10 @@ type lobby struct {
 	mu     sync.Mutex
 	nextID uint32
 	wait   map[uint32]chan protocol.Envelope
-	events chan protocol.Envelope
-	closed chan struct{}
-	err    error
+	events  chan protocol.Envelope
+	closed  chan struct{}
+	err     error
+	welcome protocol.Welcome
 }
 
 func dialLobby(t *testing.T, httpAddr, name string) *lobby {
@@ -38,8 +39,7 @@ func dialLobby(t *testing.T, httpAddr, name string) *lobby {
 		events: make(chan protocol.Envelope, 256), closed: make(chan struct{})}
 	go l.readLoop()
 	t.Cleanup(func() { conn.CloseNow(); <-l.closed })
-	var w protocol.Welcome
-	if err := l.call(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: name}, &w); err != nil {
+	if err := l.call(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: name}, &l.welcome); err != nil {
 		t.Fatalf("hello: %v", err)
 	}
 	return l

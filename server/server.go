@@ -17,13 +17,14 @@ import (
 
 // Server is a running hostrelay: HTTP, lobby and TURN.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	hub   *signaling.Hub
-	turn  *turn.Server
-	http  *http.Server
-	ln    net.Listener
-	serve chan error
+	cfg     Config
+	log     *slog.Logger
+	hub     *signaling.Hub
+	apiKeys apiKeys
+	turn    *turn.Server
+	http    *http.Server
+	ln      net.Listener
+	serve   chan error
 }
 
 // Addrs are the addresses the server actually listens on (ports resolved).
@@ -39,7 +40,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1)}
+	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1), apiKeys: newAPIKeys(cfg.APIKeys)}
 	if cfg.secretGenerated {
 		log.Warn("no TURN secret configured: generated a random one; TURN credentials will not survive a restart",
 			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
@@ -105,7 +106,7 @@ func (s *Server) Hub() *signaling.Hub { return s.hub }
 func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
 	host := s.cfg.PublicHost
 	if host == "" {
-		host = requestHost
+		host = hostOnly(requestHost)
 	}
 	if host == "" {
 		host = s.cfg.PublicIP.String()

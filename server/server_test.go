@@ -18,12 +18,12 @@ import (
 
 // startServer runs the whole server in-process on loopback ports chosen by
 // the kernel.
-func startServer(t *testing.T) *Server {
+func startServer(t *testing.T, extraArgs ...string) *Server {
 	t.Helper()
-	cfg, err := LoadConfig([]string{
+	cfg, err := LoadConfig(append([]string{
 		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-turn-secret", "0123456789abcdef0123456789abcdef",
-	}, func(string) string { return "" }, io.Discard)
+	}, extraArgs...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

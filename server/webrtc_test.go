@@ -343,3 +343,11 @@ func allocate(t *testing.T, turnAddr string, ice protocol.ICE) net.PacketConn {
 	t.Cleanup(func() { relay.Close(); c.Close(); conn.Close() })
 	return relay
 }
+
+func iceFromJSON(r iceResponse) protocol.ICE {
+	ice := protocol.ICE{TTL: r.TTL}
+	for _, s := range r.ICEServers {
+		ice.Servers = append(ice.Servers, protocol.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+	}
+	return ice
+}

@@ -1,0 +1,124 @@
+package server
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+)
+
+const testAPIKey = "operator-key-0123456789"
+
+func getICE(t *testing.T, url string, header http.Header) (int, iceResponse, apiError) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header = header
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Fatalf("content type %q", ct)
+	}
+	var ok iceResponse
+	var bad apiError
+	if resp.StatusCode == http.StatusOK {
+		err = json.NewDecoder(resp.Body).Decode(&ok)
+	} else {
+		err = json.NewDecoder(resp.Body).Decode(&bad)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, ok, bad
+}
+
+func TestICEEndpoint(t *testing.T) {
+	s := startServer(t, "-api-keys", testAPIKey)
+	base := "http://" + s.Addrs().HTTP + "/api/v1/ice"
+	l := dialLobby(t, s.Addrs().HTTP, "Bot")
+	token, session := l.welcome.Token, l.welcome.Session
+
+	cases := []struct {
+		name   string
+		url    string
+		header http.Header
+		status int
+		code   string
+	}{
+		{"no auth", base, http.Header{}, 401, "unauthenticated"},
+		{"malformed auth", base, http.Header{"Authorization": {"Basic Zm9vOmJhcg=="}}, 401, "unauthenticated"},
+		{"wrong token", base, http.Header{"Authorization": {"Bearer st_nope"}}, 401, "invalid_token"},
+		{"wrong key", base + "?session=" + session, http.Header{"X-Api-Key": {"operator-key-0123456780"}}, 401, "invalid_api_key"},
+		{"key without session", base, http.Header{"X-Api-Key": {testAPIKey}}, 400, "invalid_argument"},
+		{"key, unknown session", base + "?session=s_unknown", http.Header{"X-Api-Key": {testAPIKey}}, 403, "session_closed"},
+		{"valid session token", base, http.Header{"Authorization": {"Bearer " + token}}, 200, ""},
+		{"valid key", base + "?session=" + session, http.Header{"X-Api-Key": {testAPIKey}}, 200, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			status, ok, bad := getICE(t, tc.url, tc.header)
+			if status != tc.status || bad.Error.Code != tc.code {
+				t.Fatalf("status %d code %q (%s), want %d %q", status, bad.Error.Code, bad.Error.Message, tc.status, tc.code)
+			}
+			if status != 200 {
+				if bad.Error.Message == "" {
+					t.Fatal("error without a message")
+				}
+				return
+			}
+			if len(ok.ICEServers) != 1 || len(ok.ICEServers[0].URLs) != 2 || ok.TTL <= 0 ||
+				!strings.HasSuffix(ok.ICEServers[0].Username, ":"+session) || ok.ICEServers[0].Credential == "" ||
+				ok.ExpiresAt.Before(time.Now()) {
+				t.Fatalf("response %+v", ok)
+			}
+			// The credentials really work on our TURN.
+			allocate(t, s.Addrs().TURNUDP, iceFromJSON(ok))
+		})
+	}
+
+	// Once the lobby session ends, its token and the key route both refuse.
+	l.conn.Close(websocket.StatusNormalClosure, "")
+	<-l.closed
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Hub().SessionLive(session) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if status, _, bad := getICE(t, base, http.Header{"Authorization": {"Bearer " + token}}); status != 401 || bad.Error.Code != "invalid_token" {
+		t.Fatalf("expired session token: %d %+v", status, bad)
+	}
+	if status, _, bad := getICE(t, base+"?session="+session, http.Header{"X-Api-Key": {testAPIKey}}); status != 403 || bad.Error.Code != "session_closed" {
+		t.Fatalf("key for an expired session: %d %+v", status, bad)
+	}
+}
+
+func TestICEEndpointWithoutConfiguredKeys(t *testing.T) {
+	s := startServer(t)
+	l := dialLobby(t, s.Addrs().HTTP, "Bot")
+	status, _, bad := getICE(t, "http://"+s.Addrs().HTTP+"/api/v1/ice?session="+l.welcome.Session, http.Header{"X-Api-Key": {""}})
+	if status != 401 || bad.Error.Code != "unauthenticated" {
+		t.Fatalf("empty key: %d %+v", status, bad)
+	}
+	status, _, bad = getICE(t, "http://"+s.Addrs().HTTP+"/api/v1/ice?session="+l.welcome.Session, http.Header{"X-Api-Key": {testAPIKey}})
+	if status != 401 || bad.Error.Code != "invalid_api_key" {
+		t.Fatalf("key on a server with none: %d %+v", status, bad)
+	}
+}
+
+func TestHostOnly(t *testing.T) {
+	for in, want := range map[string]string{
+		"example.com:8080": "example.com", "example.com": "example.com", "127.0.0.1:80": "127.0.0.1",
+		"[::1]:8080": "::1", "[::1]": "::1", "::1": "::1",
+	} {
+		if got := hostOnly(in); got != want {
+			t.Errorf("hostOnly(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
