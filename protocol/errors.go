@@ -16,7 +16,10 @@ const (
 	CodeAlreadyInRoom      = "already_in_room"
 	CodeNotInRoom          = "not_in_room"
 	CodePeerNotFound       = "peer_not_found" // signal to someone not in your room
-	CodeForbidden          = "forbidden"      // e.g. client-to-client signalling
+	CodeForbidden          = "forbidden"      // e.g. client-to-client signalling, a host-only request from a client
+	CodeKicked             = "kicked"         // the host kicked you from this room; you cannot rejoin it
+	CodeNotReady           = "not_ready"      // StartGame while a player is not ready
+	CodeNameRequired       = "name_required"  // CreateRoom or JoinRoom before a name was set
 	CodeRateLimited        = "rate_limited"
 	CodeServerFull         = "server_full" // the server's room limit is reached
 	CodeInternal           = "internal"
@@ -27,6 +30,7 @@ const (
 	ReasonLeft       = "left"         // the player asked to leave
 	ReasonDisconnect = "disconnected" // the player's WebSocket closed
 	ReasonHostLeft   = "host_left"    // the host left, so the room closed
+	ReasonKicked     = "kicked"       // the host kicked the player
 )
 
 var (

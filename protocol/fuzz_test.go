@@ -29,7 +29,10 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte{0xdf, 0xff, 0xff, 0xff, 0xff})
 	f.Add([]byte{0x81, 0xa1, 't', 0x91, 0x91, 0x91, 0xc0})
 	types := []string{TypeHello, TypeWelcome, TypeError, TypeOK, TypeCreateRoom, TypeJoinRoom,
-		TypeRoomJoined, TypeLeaveRoom, TypePlayerJoined, TypePlayerLeft, TypeRoomClosed, TypeSignal}
+		TypeRoomJoined, TypeLeaveRoom, TypePlayerJoined, TypePlayerLeft, TypeRoomClosed, TypeSignal,
+		TypeSetName, TypeSetReady, TypeUpdateRoom, TypeKick, TypeStartGame, TypeChat, TypePlayerUpdated,
+		TypeRoomUpdated, TypeGameStarted, TypeChatMessage, TypeWatchRooms, TypeUnwatchRooms, TypeRoomList,
+		TypeRoomListUpdate}
 	f.Fuzz(func(t *testing.T, frame []byte) {
 		env, err := Decode(frame)
 		if err != nil {

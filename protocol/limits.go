@@ -26,6 +26,10 @@ const (
 	MinPlayers     = 2
 	MaxPlayers     = 16
 	RoomCodeLength = 7
+	MaxMode        = 24  // runes of a game mode label
+	MaxChatText    = 200 // runes of one chat line
+	MinDevice      = 16  // bytes of Hello.Device
+	MaxDevice      = 64  // bytes of Hello.Device
 )
 
 // RoomCodeAlphabet leaves out 0, O, 1, I, L (read alike) and U (accidental

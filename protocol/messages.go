@@ -2,7 +2,9 @@ package protocol
 
 // Message type tags. Client requests: Hello, CreateRoom, JoinRoom,
 // LeaveRoom, Signal. Server replies: Welcome, RoomJoined, OK, Error. Server
-// events (id 0): PlayerJoined, PlayerLeft, RoomClosed, Signal.
+// events (id 0): PlayerJoined, PlayerLeft, RoomClosed, Signal. The lobby's
+// room features (ready, kick, chat, start, the room list) are in room.go and
+// directory.go.
 const (
 	TypeHello        = "hello"
 	TypeWelcome      = "welcome"
@@ -26,10 +28,15 @@ const (
 	SignalCandidate = "candidate"
 )
 
-// Hello is the first frame a client sends.
+// Hello is the first frame a client sends. Name may be empty (a page can
+// browse rooms before its player picks a name); CreateRoom and JoinRoom need
+// one, set here or later with SetName. Device is a random id the client keeps
+// across connections (a browser keeps it in localStorage): a room bans it when
+// the host kicks its player, so the same browser cannot walk back in.
 type Hello struct {
 	Version int    `msgpack:"v,omitempty" json:"v,omitempty"`
 	Name    string `msgpack:"name,omitempty" json:"name,omitempty"`
+	Device  string `msgpack:"device,omitempty" json:"device,omitempty"`
 }
 
 // Welcome answers Hello. Session names this lobby session in logs and in the
@@ -53,12 +60,14 @@ type Error struct {
 // OK acknowledges a request that has nothing else to say.
 type OK struct{}
 
-// CreateRoom makes the sender the host of a new room.
+// CreateRoom makes the sender the host of a new room. Mode is a free label
+// for the game mode, shown in the room list.
 type CreateRoom struct {
 	Name       string `msgpack:"name,omitempty" json:"name,omitempty"`
 	MaxPlayers int    `msgpack:"maxPlayers,omitempty" json:"maxPlayers,omitempty"`
 	Public     bool   `msgpack:"public,omitempty" json:"public,omitempty"`
 	Password   string `msgpack:"password,omitempty" json:"password,omitempty"`
+	Mode       string `msgpack:"mode,omitempty" json:"mode,omitempty"`
 }
 
 // JoinRoom joins the room with this code as a client.
@@ -71,13 +80,19 @@ type JoinRoom struct {
 type LeaveRoom struct{}
 
 // Player is one member of a room. ID is assigned by the server and unique
-// within the room; it is what Signal.To and Signal.From name.
+// within the room; it is what Signal.To and Signal.From name. Name is unique
+// in the room too: the server adds " (2)", " (3)"... to a name already taken.
+// Ping is the player's round trip to the server in milliseconds, rounded up
+// (0: not measured yet).
 type Player struct {
-	ID   string `msgpack:"id,omitempty" json:"id,omitempty"`
-	Name string `msgpack:"name,omitempty" json:"name,omitempty"`
+	ID    string `msgpack:"id,omitempty" json:"id,omitempty"`
+	Name  string `msgpack:"name,omitempty" json:"name,omitempty"`
+	Ready bool   `msgpack:"ready,omitempty" json:"ready,omitempty"`
+	Ping  int    `msgpack:"ping,omitempty" json:"ping,omitempty"`
 }
 
-// RoomInfo describes a room. Host is the player id of the host.
+// RoomInfo describes a room. Host is the player id of the host. Started is
+// set once the host has started the game.
 type RoomInfo struct {
 	Code        string `msgpack:"code,omitempty" json:"code,omitempty"`
 	Name        string `msgpack:"name,omitempty" json:"name,omitempty"`
@@ -85,6 +100,8 @@ type RoomInfo struct {
 	Public      bool   `msgpack:"public,omitempty" json:"public,omitempty"`
 	HasPassword bool   `msgpack:"hasPassword,omitempty" json:"hasPassword,omitempty"`
 	Host        string `msgpack:"host,omitempty" json:"host,omitempty"`
+	Mode        string `msgpack:"mode,omitempty" json:"mode,omitempty"`
+	Started     bool   `msgpack:"started,omitempty" json:"started,omitempty"`
 }
 
 // ICEServer has the shape of the WebRTC RTCIceServer dictionary.
@@ -167,5 +184,5 @@ func NewBody(typ string) (any, bool) {
 	case TypeSignal:
 		return &Signal{}, true
 	}
-	return nil, false
+	return newRoomBody(typ)
 }

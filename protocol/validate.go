@@ -45,19 +45,70 @@ func validText(field, s string, maxRunes int) error {
 // ValidatePlayerName checks a display name.
 func ValidatePlayerName(name string) error { return validText("name", name, MaxPlayerName) }
 
-// Validate checks a CreateRoom request.
-func (m *CreateRoom) Validate() error {
-	if err := validText("name", m.Name, MaxRoomName); err != nil {
-		return err
+// Validate checks a Hello. The version is the handler's business (it has its
+// own error code); an empty name is allowed until a room needs one.
+func (m *Hello) Validate() error {
+	if m.Name != "" {
+		if err := ValidatePlayerName(m.Name); err != nil {
+			return err
+		}
 	}
-	if m.MaxPlayers < MinPlayers || m.MaxPlayers > MaxPlayers {
-		return invalid("maxPlayers", "must be between %d and %d", MinPlayers, MaxPlayers)
+	if m.Device == "" {
+		return nil
 	}
-	if len(m.Password) > MaxPassword {
-		return invalid("password", "is longer than %d bytes", MaxPassword)
+	if len(m.Device) < MinDevice || len(m.Device) > MaxDevice {
+		return invalid("device", "must be %d to %d characters", MinDevice, MaxDevice)
+	}
+	for _, r := range m.Device {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_') {
+			return invalid("device", "may hold only letters, digits, - and _")
+		}
 	}
 	return nil
 }
+
+// validSettings checks the settings CreateRoom and UpdateRoom share.
+func validSettings(name string, maxPlayers int, password, mode string) error {
+	if err := validText("name", name, MaxRoomName); err != nil {
+		return err
+	}
+	if maxPlayers < MinPlayers || maxPlayers > MaxPlayers {
+		return invalid("maxPlayers", "must be between %d and %d", MinPlayers, MaxPlayers)
+	}
+	if len(password) > MaxPassword {
+		return invalid("password", "is longer than %d bytes", MaxPassword)
+	}
+	if mode != "" {
+		return validText("mode", mode, MaxMode)
+	}
+	return nil
+}
+
+// Validate checks a CreateRoom request.
+func (m *CreateRoom) Validate() error {
+	return validSettings(m.Name, m.MaxPlayers, m.Password, m.Mode)
+}
+
+// Validate checks an UpdateRoom request. Whether the new maximum still holds
+// the room's players is for the server to say.
+func (m *UpdateRoom) Validate() error {
+	return validSettings(m.Name, m.MaxPlayers, m.Password, m.Mode)
+}
+
+// Validate checks a SetName request.
+func (m *SetName) Validate() error { return ValidatePlayerName(m.Name) }
+
+// Validate checks a Kick request.
+func (m *Kick) Validate() error {
+	if m.ID == "" {
+		return invalid("id", "is empty")
+	}
+	return nil
+}
+
+// Validate checks a Chat line: not blank, at most MaxChatText characters and
+// no control characters (a line is one line).
+func (m *Chat) Validate() error { return validText("text", m.Text, MaxChatText) }
 
 // Validate checks a JoinRoom request and normalises its code in place.
 func (m *JoinRoom) Validate() error {

@@ -15,6 +15,9 @@ export const ErrorCode = {
   NotInRoom: 'not_in_room',
   PeerNotFound: 'peer_not_found',
   Forbidden: 'forbidden',
+  Kicked: 'kicked',
+  NotReady: 'not_ready',
+  NameRequired: 'name_required',
   RateLimited: 'rate_limited',
   ServerFull: 'server_full',
   Internal: 'internal',
@@ -26,6 +29,7 @@ export const Reason = {
   Left: 'left',
   Disconnect: 'disconnected',
   HostLeft: 'host_left',
+  Kicked: 'kicked',
 } as const;
 export type CloseReason = (typeof Reason)[keyof typeof Reason];
 

@@ -18,6 +18,10 @@ export const MAX_MID = 32; // bytes
 export const MIN_PLAYERS = 2;
 export const MAX_PLAYERS = 16;
 export const ROOM_CODE_LENGTH = 7;
+export const MAX_MODE = 24; // runes of a game mode label
+export const MAX_CHAT_TEXT = 200; // runes of one chat line
+export const MIN_DEVICE = 16; // bytes of hello.device
+export const MAX_DEVICE = 64; // bytes of hello.device
 
 /** Leaves out 0, O, 1, I, L (read alike) and U (accidental words). */
 export const ROOM_CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTVWXYZ';

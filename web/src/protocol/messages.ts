@@ -16,6 +16,20 @@ export const MessageType = {
   PlayerLeft: 'playerLeft',
   RoomClosed: 'roomClosed',
   Signal: 'signal',
+  SetName: 'setName',
+  SetReady: 'setReady',
+  UpdateRoom: 'updateRoom',
+  Kick: 'kick',
+  StartGame: 'startGame',
+  Chat: 'chat',
+  PlayerUpdated: 'playerUpdated',
+  RoomUpdated: 'roomUpdated',
+  GameStarted: 'gameStarted',
+  ChatMessage: 'chatMessage',
+  WatchRooms: 'watchRooms',
+  UnwatchRooms: 'unwatchRooms',
+  RoomList: 'roomList',
+  RoomListUpdate: 'roomListUpdate',
 } as const;
 
 /** Signal kinds: the joining client offers, the host answers, both trickle candidates. */
@@ -26,10 +40,15 @@ export const SignalKind = {
 } as const;
 export type SignalKindName = (typeof SignalKind)[keyof typeof SignalKind];
 
-/** The first frame a client sends. */
+/**
+ * The first frame a client sends. `name` may be empty until a room needs one
+ * (setName). `device` is a random id kept across connections; a room bans it
+ * when the host kicks the player.
+ */
 export interface Hello {
   v: number;
   name: string;
+  device: string;
 }
 
 /**
@@ -59,6 +78,8 @@ export interface CreateRoom {
   maxPlayers: number;
   public: boolean;
   password: string;
+  /** A free label for the game mode, shown in the room list. */
+  mode: string;
 }
 
 /** Joins the room with this code as a client. */
@@ -70,10 +91,16 @@ export interface JoinRoom {
 /** Leaves the current room; if the host leaves, the room closes. */
 export type LeaveRoom = Record<string, never>;
 
-/** One member of a room; `id` is what Signal.to and Signal.from name. */
+/**
+ * One member of a room; `id` is what Signal.to and Signal.from name. `name` is
+ * unique in the room (the server adds " (2)" to a taken name). `ping` is the
+ * round trip to the server in ms, rounded up; 0 until measured.
+ */
 export interface Player {
   id: string;
   name: string;
+  ready: boolean;
+  ping: number;
 }
 
 /** Describes a room; `host` is the player id of the host. */
@@ -84,6 +111,9 @@ export interface RoomInfo {
   public: boolean;
   hasPassword: boolean;
   host: string;
+  mode: string;
+  /** The host has started the game. */
+  started: boolean;
 }
 
 /** Has the shape of the WebRTC RTCIceServer dictionary. */
@@ -137,6 +167,91 @@ export interface Signal {
   mid: string;
 }
 
+/** Changes the sender's display name. */
+export interface SetName {
+  name: string;
+}
+
+/** Marks the sender ready (or not) to start. */
+export interface SetReady {
+  ready: boolean;
+}
+
+/** Replaces the room's settings (host only); the password changes only with `setPassword`. */
+export interface UpdateRoom {
+  name: string;
+  maxPlayers: number;
+  public: boolean;
+  mode: string;
+  password: string;
+  setPassword: boolean;
+}
+
+/** Removes a player (host only) and bans it from the room. */
+export interface Kick {
+  id: string;
+}
+
+/** Starts the game (host only) once every other member is ready. */
+export type StartGame = Record<string, never>;
+
+/** A chat line for the room. */
+export interface Chat {
+  text: string;
+}
+
+/** A member's name, ready state or ping changed. */
+export interface PlayerUpdated {
+  player: Player;
+}
+
+/** The room's settings changed. */
+export interface RoomUpdated {
+  room: RoomInfo;
+}
+
+/** The host started the game. */
+export interface GameStarted {
+  mode: string;
+}
+
+/** A relayed chat line: plain text, never markup. `at` is server time in Unix ms. */
+export interface ChatMessage {
+  from: string;
+  name: string;
+  text: string;
+  at: number;
+}
+
+/** Subscribes to the public room list. */
+export type WatchRooms = Record<string, never>;
+
+/** Ends the room-list subscription. */
+export type UnwatchRooms = Record<string, never>;
+
+/** One public room as the list shows it; `host` is the host's name. */
+export interface RoomSummary {
+  code: string;
+  name: string;
+  host: string;
+  players: number;
+  maxPlayers: number;
+  mode: string;
+  hasPassword: boolean;
+  started: boolean;
+}
+
+/** Answers watchRooms: replaces the client's list. */
+export interface RoomList {
+  rooms: RoomSummary[];
+}
+
+/** Changes a watched list: `del` applies before `set`. */
+export interface RoomListUpdate {
+  set: RoomSummary[];
+  del: string[];
+}
+
 /** Each message type tag and its body. */
 export interface MessageMap {
   hello: Hello;
@@ -151,6 +266,20 @@ export interface MessageMap {
   playerLeft: PlayerLeft;
   roomClosed: RoomClosed;
   signal: Signal;
+  setName: SetName;
+  setReady: SetReady;
+  updateRoom: UpdateRoom;
+  kick: Kick;
+  startGame: StartGame;
+  chat: Chat;
+  playerUpdated: PlayerUpdated;
+  roomUpdated: RoomUpdated;
+  gameStarted: GameStarted;
+  chatMessage: ChatMessage;
+  watchRooms: WatchRooms;
+  unwatchRooms: UnwatchRooms;
+  roomList: RoomList;
+  roomListUpdate: RoomListUpdate;
 }
 export type MessageTypeName = keyof MessageMap;
 

@@ -1,11 +1,15 @@
 import { always, bool, int, list, str, struct, type Field } from './fields';
 import type {
+  Chat,
+  ChatMessage,
   CreateRoom,
   ErrorBody,
+  GameStarted,
   Hello,
   Ice,
   IceServer,
   JoinRoom,
+  Kick,
   LeaveRoom,
   MessageMap,
   MessageTypeName,
@@ -13,16 +17,27 @@ import type {
   Player,
   PlayerJoined,
   PlayerLeft,
+  PlayerUpdated,
   RoomClosed,
   RoomInfo,
   RoomJoined,
+  RoomList,
+  RoomListUpdate,
+  RoomSummary,
+  RoomUpdated,
+  SetName,
+  SetReady,
   Signal,
+  StartGame,
+  UnwatchRooms,
+  UpdateRoom,
+  WatchRooms,
   Welcome,
 } from './messages';
 
 // One schema per Go struct in protocol/messages.go, fields in the same order.
 
-const player = struct<Player>({ id: str, name: str });
+const player = struct<Player>({ id: str, name: str, ready: bool, ping: int });
 
 const roomInfo = struct<RoomInfo>({
   code: str,
@@ -31,6 +46,19 @@ const roomInfo = struct<RoomInfo>({
   public: bool,
   hasPassword: bool,
   host: str,
+  mode: str,
+  started: bool,
+});
+
+const roomSummary = struct<RoomSummary>({
+  code: str,
+  name: str,
+  host: str,
+  players: int,
+  maxPlayers: int,
+  mode: str,
+  hasPassword: bool,
+  started: bool,
 });
 
 const iceServer = struct<IceServer>({ urls: list(str), username: str, credential: str });
@@ -38,11 +66,11 @@ const ice = struct<Ice>({ servers: list(iceServer), ttl: int });
 
 /** The body codec for every message type. */
 export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } = {
-  hello: struct<Hello>({ v: int, name: str }),
+  hello: struct<Hello>({ v: int, name: str, device: str }),
   welcome: struct<Welcome>({ v: int, session: str, maxFrame: int, token: str }),
   error: struct<ErrorBody>({ code: str, msg: str }),
   ok: struct<Ok>({}),
-  createRoom: struct<CreateRoom>({ name: str, maxPlayers: int, public: bool, password: str }),
+  createRoom: struct<CreateRoom>({ name: str, maxPlayers: int, public: bool, password: str, mode: str }),
   joinRoom: struct<JoinRoom>({ code: str, password: str }),
   roomJoined: struct<RoomJoined>({
     room: always(roomInfo),
@@ -55,6 +83,27 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
   playerLeft: struct<PlayerLeft>({ id: str, reason: str }),
   roomClosed: struct<RoomClosed>({ reason: str }),
   signal: struct<Signal>({ to: str, from: str, kind: str, sdp: str, cand: str, mid: str }),
+  setName: struct<SetName>({ name: str }),
+  setReady: struct<SetReady>({ ready: bool }),
+  updateRoom: struct<UpdateRoom>({
+    name: str,
+    maxPlayers: int,
+    public: bool,
+    mode: str,
+    password: str,
+    setPassword: bool,
+  }),
+  kick: struct<Kick>({ id: str }),
+  startGame: struct<StartGame>({}),
+  chat: struct<Chat>({ text: str }),
+  playerUpdated: struct<PlayerUpdated>({ player: always(player) }),
+  roomUpdated: struct<RoomUpdated>({ room: always(roomInfo) }),
+  gameStarted: struct<GameStarted>({ mode: str }),
+  chatMessage: struct<ChatMessage>({ from: str, name: str, text: str, at: int }),
+  watchRooms: struct<WatchRooms>({}),
+  unwatchRooms: struct<UnwatchRooms>({}),
+  roomList: struct<RoomList>({ rooms: list(roomSummary) }),
+  roomListUpdate: struct<RoomListUpdate>({ set: list(roomSummary), del: list(str) }),
 };
 
 export function isMessageType(t: string): t is MessageTypeName {
