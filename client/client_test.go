@@ -1,0 +1,269 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/server"
+)
+
+// startServer runs a real hostrelay in-process on loopback.
+func startServer(t testing.TB) string {
+	t.Helper()
+	cfg, err := server.LoadConfig([]string{
+		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
+		"-public-ip", "127.0.0.1", "-turn-secret", "client-tests-secret-0123456789",
+	}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		_ = s.Shutdown(ctx)
+	})
+	return "ws://" + s.Addrs().HTTP + "/ws"
+}
+
+func dial(t *testing.T, url, name string) *client.Lobby {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	l, err := client.Dial(ctx, url, client.Options{Name: name, Logger: slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	return l
+}
+
+// next waits for an event of type T, skipping other kinds.
+func next[T client.Event](t *testing.T, r *client.Room) T {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case e, ok := <-r.Events():
+			if !ok {
+				var zero T
+				t.Fatalf("events closed waiting for %T (room err %v)", zero, r.Err())
+			}
+			if v, ok := e.(T); ok {
+				return v
+			}
+		case <-timeout:
+			var zero T
+			t.Fatalf("timed out waiting for %T", zero)
+		}
+	}
+}
+
+func recv(t *testing.T, r *client.Room, want string) client.Message {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for {
+		select {
+		case m := <-r.Messages():
+			if string(m.Data) == want {
+				return m
+			}
+		case <-timeout:
+			t.Fatalf("no message %q", want)
+		}
+	}
+}
+
+// TestHostWithFourClients: a Go host, four Go clients, every pair relay/relay,
+// messages both ways on both channels, and clients leaving and rejoining.
+func TestHostWithFourClients(t *testing.T) {
+	url := startServer(t)
+	ctx := t.Context()
+
+	hostL := dial(t, url, "Host")
+	host, err := hostL.CreateRoom(ctx, protocol.CreateRoom{Name: "go room", MaxPlayers: 5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !host.IsHost() || len(host.Code()) != protocol.RoomCodeLength {
+		t.Fatalf("host room %+v", host.Info())
+	}
+
+	lobbies := make([]*client.Lobby, 4)
+	rooms := make([]*client.Room, 4)
+	for i := range rooms {
+		lobbies[i] = dial(t, url, fmt.Sprintf("Bot%d", i))
+		if rooms[i], err = lobbies[i].JoinRoom(ctx, strings.ToLower(host.Code()), ""); err != nil {
+			t.Fatal(err)
+		}
+		if rooms[i].IsHost() || rooms[i].Info().Host != host.You() {
+			t.Fatalf("client %d sees host %q", i, rooms[i].Info().Host)
+		}
+	}
+	for i, r := range rooms {
+		next[client.PeerOpen](t, r)
+		local, remote, err := r.SelectedPair(host.You())
+		if err != nil || local != "relay" || remote != "relay" {
+			t.Fatalf("client %d pair %s/%s %v", i, local, remote, err)
+		}
+	}
+	opened := map[string]bool{}
+	for len(opened) < 4 {
+		opened[next[client.PeerOpen](t, host).ID] = true
+	}
+	if got := len(host.OpenPeers()); got != 4 {
+		t.Fatalf("host has %d open peers", got)
+	}
+
+	for i, r := range rooms {
+		if err := r.Send(host.You(), client.Events, []byte(fmt.Sprintf("hello %d", i))); err != nil {
+			t.Fatal(err)
+		}
+		m := recv(t, host, fmt.Sprintf("hello %d", i))
+		if m.From != r.You() || m.Channel != client.Events {
+			t.Fatalf("message %+v", m)
+		}
+	}
+	if err := host.Broadcast(client.Events, []byte("snapshot")); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range rooms {
+		if m := recv(t, r, "snapshot"); m.From != host.You() {
+			t.Fatalf("snapshot from %s", m.From)
+		}
+	}
+	// Game channel: unreliable, so send until one arrives.
+	deadline := time.Now().Add(5 * time.Second)
+	for got := false; !got; {
+		if time.Now().After(deadline) {
+			t.Fatal("no game packet arrived")
+		}
+		_ = rooms[0].Send(host.You(), client.Game, []byte("input"))
+		select {
+		case m := <-host.Messages():
+			got = m.Channel == client.Game && string(m.Data) == "input"
+		case <-time.After(100 * time.Millisecond):
+		}
+	}
+
+	// Client 0 leaves: the host sees it go; then it rejoins and reconnects.
+	leaver := rooms[0].You()
+	if err := rooms[0].Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if left := next[client.PlayerLeft](t, host); left.ID != leaver || left.Reason != protocol.ReasonLeft {
+		t.Fatalf("PlayerLeft %+v", left)
+	}
+	if err := rooms[0].Send(host.You(), client.Events, []byte("x")); err == nil {
+		t.Fatal("send after leaving succeeded")
+	}
+	again, err := lobbies[0].JoinRoom(ctx, host.Code(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	next[client.PeerOpen](t, again)
+	if joined := next[client.PlayerJoined](t, host); joined.Player.ID != again.You() {
+		t.Fatalf("PlayerJoined %+v", joined)
+	}
+
+	// Client 1's whole lobby connection drops.
+	dropped := rooms[1].You()
+	lobbies[1].Close()
+	if left := next[client.PlayerLeft](t, host); left.ID != dropped || left.Reason != protocol.ReasonDisconnect {
+		t.Fatalf("PlayerLeft %+v", left)
+	}
+
+	// The host leaves: every client's room closes.
+	hostL.Close()
+	for _, r := range []*client.Room{again, rooms[2], rooms[3]} {
+		next[client.RoomClosed](t, r)
+		<-r.Done()
+	}
+
+	for _, l := range lobbies {
+		l.Close()
+	}
+	checkNoLeaks(t)
+}
+
+func TestJoinErrors(t *testing.T) {
+	url := startServer(t)
+	ctx := t.Context()
+	l := dial(t, url, "Bot")
+	if _, err := l.JoinRoom(ctx, "2345678", ""); !client.IsCode(err, protocol.CodeRoomNotFound) {
+		t.Fatalf("unknown code: %v", err)
+	}
+	if _, err := l.JoinRoom(ctx, "not a code", ""); err == nil {
+		t.Fatal("malformed code accepted")
+	}
+	host := dial(t, url, "Host")
+	r, err := host.CreateRoom(ctx, protocol.CreateRoom{Name: "locked", MaxPlayers: 2, Password: "pw"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.JoinRoom(ctx, r.Code(), "wrong"); !client.IsCode(err, protocol.CodeWrongPassword) {
+		t.Fatalf("wrong password: %v", err)
+	}
+	if _, err := host.CreateRoom(ctx, protocol.CreateRoom{Name: "second", MaxPlayers: 2}); !client.IsCode(err, protocol.CodeAlreadyInRoom) {
+		t.Fatalf("second room: %v", err)
+	}
+	if _, err := client.Dial(ctx, url, client.Options{Name: ""}); err == nil {
+		t.Fatal("empty name accepted")
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := client.Dial(cctx, url, client.Options{Name: "x"}); err == nil {
+		t.Fatal("Dial ignored a cancelled context")
+	}
+}
+
+// checkNoLeaks waits until no goroutine of the SDK or of its WebRTC stack is
+// left: Close must stop them all. The in-process server's own goroutines
+// (lobby sessions, TURN allocations that expire on their own) are not the
+// SDK's and are not counted.
+func checkNoLeaks(t *testing.T) {
+	t.Helper()
+	sdk := []string{"hostrelay/client.", "pion/webrtc", "pion/ice", "pion/sctp", "pion/dtls", "pion/datachannel", "pion/srtp", "pion/interceptor"}
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		buf := make([]byte, 4<<20)
+		buf = buf[:runtime.Stack(buf, true)]
+		var leaked []string
+		for _, g := range strings.Split(string(buf), "\n\n") {
+			if strings.Contains(g, "client_test.checkNoLeaks") {
+				continue
+			}
+			for _, marker := range sdk {
+				if strings.Contains(g, marker) {
+					leaked = append(leaked, g)
+					break
+				}
+			}
+		}
+		if len(leaked) == 0 {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d SDK goroutines left after Close:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+type testLog struct{ t *testing.T }
+
+func (w testLog) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}

@@ -1,0 +1,236 @@
+package client
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/pion/webrtc/v4"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// maxBufferedGame bounds what may wait in the game channel's send buffer.
+// Past it a send is dropped: unthrottled sends stall an unreliable channel
+// (DESIGN.md) and a queued input is stale by the time it would leave.
+const maxBufferedGame = 64 << 10
+
+// signalTimeout bounds sending one signal over the lobby.
+const signalTimeout = 5 * time.Second
+
+// peer is the WebRTC connection between this session and one other player.
+type peer struct {
+	room   *Room
+	id     string
+	pc     *webrtc.PeerConnection
+	game   *webrtc.DataChannel
+	events *webrtc.DataChannel
+
+	mu        sync.Mutex
+	remoteSet bool
+	pending   []webrtc.ICECandidateInit // candidates that overtook the description
+	openCount int
+
+	open      atomic.Bool
+	closeOnce sync.Once
+}
+
+func (r *Room) newPeer(id string) (*peer, error) {
+	r.mu.Lock()
+	ice := r.ice
+	r.mu.Unlock()
+	cfg := webrtc.Configuration{ICETransportPolicy: webrtc.ICETransportPolicyRelay}
+	for _, s := range ice.Servers {
+		cfg.ICEServers = append(cfg.ICEServers, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+	}
+	pc, err := r.lobby.api.NewPeerConnection(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("client: peer connection: %w", err)
+	}
+	p := &peer{room: r, id: id, pc: pc}
+	yes, no := true, false
+	var gameID, eventsID, zero uint16 = 0, 1, 0
+	// Negotiated channels exist on both sides without an in-band handshake,
+	// with the same ids and options as the browser SDK.
+	if p.game, err = pc.CreateDataChannel("game", &webrtc.DataChannelInit{
+		Negotiated: &yes, ID: &gameID, Ordered: &no, MaxRetransmits: &zero}); err == nil {
+		p.events, err = pc.CreateDataChannel("events", &webrtc.DataChannelInit{Negotiated: &yes, ID: &eventsID, Ordered: &yes})
+	}
+	if err != nil {
+		_ = pc.Close()
+		return nil, fmt.Errorf("client: data channel: %w", err)
+	}
+	for ch, dc := range map[Channel]*webrtc.DataChannel{Game: p.game, Events: p.events} {
+		dc.OnOpen(p.channelOpened)
+		dc.OnMessage(func(m webrtc.DataChannelMessage) {
+			r.deliver(Message{From: id, Channel: ch, Data: m.Data})
+		})
+	}
+	pc.OnICECandidate(p.sendCandidate)
+	pc.OnConnectionStateChange(func(s webrtc.PeerConnectionState) {
+		if s == webrtc.PeerConnectionStateFailed {
+			// Not inline: closing from inside pion's callback can deadlock.
+			go p.close(errors.New("client: ICE failed (is the TURN server reachable?)"))
+		}
+	})
+
+	r.mu.Lock()
+	if r.closed {
+		r.mu.Unlock()
+		_ = pc.Close()
+		return nil, ErrClosed
+	}
+	r.peers[id] = p
+	r.mu.Unlock()
+	return p, nil
+}
+
+func (p *peer) channelOpened() {
+	p.mu.Lock()
+	p.openCount++
+	both := p.openCount == 2
+	p.mu.Unlock()
+	if both {
+		p.open.Store(true)
+		p.room.emit(PeerOpen{ID: p.id})
+	}
+}
+
+func (p *peer) isOpen() bool { return p.open.Load() }
+
+func (p *peer) sendSignal(s protocol.Signal) error {
+	s.To = p.id
+	ctx, cancel := context.WithTimeout(context.Background(), signalTimeout)
+	defer cancel()
+	return p.room.lobby.send(ctx, protocol.TypeSignal, 0, &s)
+}
+
+func (p *peer) sendCandidate(c *webrtc.ICECandidate) {
+	s := protocol.Signal{Kind: protocol.SignalCandidate}
+	if c != nil { // nil is the end of gathering
+		init := c.ToJSON()
+		s.Candidate = init.Candidate
+		if init.SDPMid != nil {
+			s.Mid = *init.SDPMid
+		}
+	}
+	if err := p.sendSignal(s); err != nil {
+		p.room.log.Debug("send candidate", "peer", p.id, "err", err)
+	}
+}
+
+// offer starts negotiation: the joining client always offers.
+func (p *peer) offer() error {
+	o, err := p.pc.CreateOffer(nil)
+	if err == nil {
+		err = p.pc.SetLocalDescription(o)
+	}
+	if err == nil {
+		err = p.sendSignal(protocol.Signal{Kind: protocol.SignalOffer, SDP: o.SDP})
+	}
+	if err != nil {
+		return fmt.Errorf("client: offer: %w", err)
+	}
+	return nil
+}
+
+// apply takes one signal from this peer.
+func (p *peer) apply(m protocol.Signal) error {
+	switch m.Kind {
+	case protocol.SignalOffer, protocol.SignalAnswer:
+		typ := webrtc.SDPTypeAnswer
+		if m.Kind == protocol.SignalOffer {
+			typ = webrtc.SDPTypeOffer
+		}
+		if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: typ, SDP: m.SDP}); err != nil {
+			return fmt.Errorf("client: remote %s: %w", m.Kind, err)
+		}
+		p.mu.Lock()
+		p.remoteSet = true
+		pending := p.pending
+		p.pending = nil
+		p.mu.Unlock()
+		for _, c := range pending {
+			if err := p.pc.AddICECandidate(c); err != nil {
+				return fmt.Errorf("client: candidate: %w", err)
+			}
+		}
+		if typ == webrtc.SDPTypeOffer {
+			a, err := p.pc.CreateAnswer(nil)
+			if err == nil {
+				err = p.pc.SetLocalDescription(a)
+			}
+			if err == nil {
+				err = p.sendSignal(protocol.Signal{Kind: protocol.SignalAnswer, SDP: a.SDP})
+			}
+			if err != nil {
+				return fmt.Errorf("client: answer: %w", err)
+			}
+		}
+	case protocol.SignalCandidate:
+		if m.Candidate == "" {
+			return nil // end of candidates: nothing to do for pion
+		}
+		mid := m.Mid
+		c := webrtc.ICECandidateInit{Candidate: m.Candidate, SDPMid: &mid}
+		p.mu.Lock()
+		if !p.remoteSet {
+			p.pending = append(p.pending, c)
+			p.mu.Unlock()
+			return nil
+		}
+		p.mu.Unlock()
+		if err := p.pc.AddICECandidate(c); err != nil {
+			return fmt.Errorf("client: candidate: %w", err)
+		}
+	}
+	return nil
+}
+
+func (p *peer) send(ch Channel, data []byte) error {
+	dc := p.events
+	if ch == Game {
+		dc = p.game
+		if dc.BufferedAmount() > maxBufferedGame {
+			return nil // dropped on purpose; see maxBufferedGame
+		}
+	}
+	if err := dc.Send(data); err != nil {
+		return fmt.Errorf("client: send to %s on %s: %w", p.id, ch, err)
+	}
+	return nil
+}
+
+func (p *peer) selectedPair() (string, string, error) {
+	sctp := p.pc.SCTP()
+	if sctp == nil {
+		return "", "", fmt.Errorf("%w: %s not connected", ErrNoPeer, p.id)
+	}
+	pair, err := sctp.Transport().ICETransport().GetSelectedCandidatePair()
+	if err != nil || pair == nil {
+		return "", "", fmt.Errorf("client: no selected candidate pair to %s: %w", p.id, err)
+	}
+	return pair.Local.Typ.String(), pair.Remote.Typ.String(), nil
+}
+
+// close ends the connection once; err, if any, is why.
+func (p *peer) close(err error) {
+	p.closeOnce.Do(func() {
+		r := p.room
+		r.mu.Lock()
+		if r.peers[p.id] == p {
+			delete(r.peers, p.id)
+		}
+		r.mu.Unlock()
+		wasOpen := p.open.Swap(false)
+		if cerr := p.pc.Close(); cerr != nil {
+			r.log.Debug("close peer connection", "peer", p.id, "err", cerr)
+		}
+		if wasOpen || err != nil {
+			r.emit(PeerClosed{ID: p.id, Err: err})
+		}
+	})
+}
