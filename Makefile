@@ -1,6 +1,7 @@
 # hostrelay — the two commands a newcomer needs are `make run` and `make test`.
 GO      ?= go
 BIN     := bin/hostrelay
+BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
 .PHONY: run build web deps test test-go test-web e2e fuzz vet clean
@@ -19,6 +20,7 @@ web: deps
 
 build: web
 	$(GO) build -o $(BIN) ./server/cmd/hostrelay
+	$(GO) build -o $(BOT) ./client/cmd/hostrelay-bot
 
 ## run: build everything and start the server on :8080 (TURN on 3478 UDP+TCP)
 run: build
@@ -38,7 +40,7 @@ test-web: deps
 	npm test
 
 e2e: build
-	HOSTRELAY_BIN=$(abspath $(BIN)) npm run e2e
+	HOSTRELAY_BIN=$(abspath $(BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
 
 ## fuzz: run every Go fuzz target for FUZZTIME each under a 2 GiB memory cap
 fuzz:

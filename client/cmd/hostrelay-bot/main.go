@@ -1,0 +1,218 @@
+// Command hostrelay-bot hosts a hostrelay room or joins one by code and
+// exchanges game packets through the server's TURN: a smoke test for
+// operators and the building block of load tests.
+//
+//	hostrelay-bot -url ws://relay.example.com:8080/ws -host
+//	hostrelay-bot -url ws://relay.example.com:8080/ws -join ABC2345 -send 100 -expect 100
+//
+// It prints one JSON object per line (room, peer_open, peer_closed, summary)
+// and exits 0 when -expect test packets have arrived, 1 on failure or timeout.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"math"
+	"net/url"
+	"os"
+	"os/signal"
+	"slices"
+	"syscall"
+	"time"
+
+	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+type config struct {
+	url        string
+	name       string
+	host       bool
+	roomName   string
+	maxPlayers int
+	public     bool
+	password   string
+	join       string
+	send       int
+	expect     int
+	pointerHz  int
+	timeout    time.Duration
+	verbose    bool
+}
+
+func main() {
+	var c config
+	flag.StringVar(&c.url, "url", "ws://127.0.0.1:8080/ws", "lobby WebSocket URL")
+	flag.StringVar(&c.name, "name", "bot", "player name")
+	flag.BoolVar(&c.host, "host", false, "create a room and host it")
+	flag.StringVar(&c.roomName, "room", "bot room", "room name (with -host)")
+	flag.IntVar(&c.maxPlayers, "max-players", 8, "room size (with -host)")
+	flag.BoolVar(&c.public, "public", false, "list the room publicly (with -host)")
+	flag.StringVar(&c.password, "password", "", "room password (to create with -host, or to join)")
+	flag.StringVar(&c.join, "join", "", "join the room with this code")
+	flag.IntVar(&c.send, "send", 0, "test packets to send to each peer once its channels open")
+	flag.IntVar(&c.expect, "expect", 0, "exit 0 once this many test packets have arrived (0: run until -timeout or a signal)")
+	flag.IntVar(&c.pointerHz, "pointer-hz", 30, "as a client, pointer packets per second to the host (RTT is measured from the echoes)")
+	flag.DurationVar(&c.timeout, "timeout", 0, "give up after this long (0: never)")
+	flag.BoolVar(&c.verbose, "v", false, "log the SDK's debug output to stderr")
+	flag.Parse()
+	if c.host == (c.join != "") {
+		fmt.Fprintln(os.Stderr, "hostrelay-bot: give exactly one of -host or -join CODE")
+		os.Exit(2)
+	}
+
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if c.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, c.timeout)
+		defer cancel()
+	}
+	out := json.NewEncoder(os.Stdout)
+	if err := run(ctx, c, out); err != nil {
+		_ = out.Encode(map[string]any{"event": "error", "error": err.Error()})
+		os.Exit(1)
+	}
+}
+
+type stats struct {
+	sent, received, echoes int
+	rtts                   []float64
+}
+
+func run(ctx context.Context, c config, out *json.Encoder) error {
+	logOut := io.Discard
+	if c.verbose {
+		logOut = os.Stderr
+	}
+	lobby, err := client.Dial(ctx, c.url, client.Options{
+		Name:   c.name,
+		Logger: slog.New(slog.NewTextHandler(logOut, &slog.HandlerOptions{Level: slog.LevelDebug})),
+	})
+	if err != nil {
+		return err
+	}
+	defer lobby.Close()
+
+	var room *client.Room
+	if c.host {
+		room, err = lobby.CreateRoom(ctx, protocol.CreateRoom{Name: c.roomName, MaxPlayers: c.maxPlayers, Public: c.public, Password: c.password})
+	} else {
+		room, err = lobby.JoinRoom(ctx, c.join, c.password)
+	}
+	if err != nil {
+		return err
+	}
+	_ = out.Encode(map[string]any{"event": "room", "code": room.Code(), "link": shareLink(c.url, room.Code()),
+		"you": room.You(), "host": room.IsHost()})
+
+	start := time.Now()
+	var st stats
+	ticker := time.NewTicker(time.Second / time.Duration(max(1, c.pointerHz)))
+	defer ticker.Stop()
+	hostOpen := false
+	var seq uint32
+	for {
+		select {
+		case <-ctx.Done():
+			summary(out, st, start)
+			if c.expect > 0 {
+				return fmt.Errorf("%d of %d test packets arrived before the deadline", st.received, c.expect)
+			}
+			return nil
+		case <-room.Done():
+			summary(out, st, start)
+			return fmt.Errorf("room ended: %w", room.Err())
+		case e := <-room.Events():
+			switch e := e.(type) {
+			case client.PeerOpen:
+				local, remote, _ := room.SelectedPair(e.ID)
+				_ = out.Encode(map[string]any{"event": "peer_open", "peer": e.ID, "local": local, "remote": remote,
+					"ms": time.Since(start).Milliseconds()})
+				hostOpen = !room.IsHost()
+				for i := range c.send {
+					// Test packets ride the game channel like real inputs; the
+					// pause keeps a burst from overrunning its send buffer.
+					if err := room.Send(e.ID, client.Game, testPacket(uint32(i))); err == nil {
+						st.sent++
+					}
+					time.Sleep(2 * time.Millisecond)
+				}
+			case client.PeerClosed:
+				_ = out.Encode(map[string]any{"event": "peer_closed", "peer": e.ID, "error": errString(e.Err)})
+				if !room.IsHost() {
+					hostOpen = false
+				}
+			case client.PlayerJoined:
+				_ = out.Encode(map[string]any{"event": "player_joined", "peer": e.Player.ID, "name": e.Player.Name})
+			case client.PlayerLeft:
+				_ = out.Encode(map[string]any{"event": "player_left", "peer": e.ID, "reason": e.Reason})
+			}
+		case m := <-room.Messages():
+			switch {
+			case isTest(m.Data):
+				st.received++
+				if c.expect > 0 && st.received >= c.expect {
+					summary(out, st, start)
+					return nil
+				}
+			case room.IsHost():
+				if echo, ok := echoOf(m.Data); ok {
+					_ = room.Send(m.From, client.Game, echo)
+				}
+			default:
+				if sentAt, ok := echoSentAt(m.Data); ok {
+					st.echoes++
+					st.rtts = append(st.rtts, msSince(start)-sentAt)
+				}
+			}
+		case <-ticker.C:
+			if hostOpen && c.pointerHz > 0 {
+				seq++
+				// Circle around the middle: something visible on a browser host.
+				t := float64(seq) / float64(c.pointerHz)
+				p := pointerPacket(seq, 0.5+0.3*math.Cos(t), 0.5+0.3*math.Sin(t), msSince(start))
+				_ = room.Send(room.Info().Host, client.Game, p)
+			}
+		}
+	}
+}
+
+func msSince(start time.Time) float64 { return float64(time.Since(start).Microseconds()) / 1000 }
+
+func summary(out *json.Encoder, st stats, start time.Time) {
+	s := map[string]any{"event": "summary", "sent": st.sent, "received": st.received, "echoes": st.echoes,
+		"seconds": time.Since(start).Seconds()}
+	if len(st.rtts) > 0 {
+		slices.Sort(st.rtts)
+		s["rtt_ms_p50"] = st.rtts[len(st.rtts)/2]
+		s["rtt_ms_p99"] = st.rtts[len(st.rtts)*99/100]
+	}
+	_ = out.Encode(s)
+}
+
+// shareLink turns ws(s)://host/ws into http(s)://host/r/CODE.
+func shareLink(wsURL, code string) string {
+	u, err := url.Parse(wsURL)
+	if err != nil {
+		return ""
+	}
+	u.Scheme = map[string]string{"wss": "https"}[u.Scheme]
+	if u.Scheme == "" {
+		u.Scheme = "http"
+	}
+	u.Path = "/r/" + code
+	return u.String()
+}
+
+func errString(err error) string {
+	if err == nil || errors.Is(err, context.Canceled) {
+		return ""
+	}
+	return err.Error()
+}
