@@ -7,6 +7,8 @@ import (
 
 	"github.com/pion/ice/v4"
 	"github.com/pion/webrtc/v4"
+
+	"github.com/hostrelay/hostrelay/protocol"
 )
 
 // Options configure Dial.
@@ -24,6 +26,11 @@ type Options struct {
 	// ConfigureWebRTC may adjust pion's SettingEngine after the SDK's
 	// defaults (mDNS off, UDP4): interface filters, a vnet, port ranges.
 	ConfigureWebRTC func(*webrtc.SettingEngine)
+	// RewriteICE, if set, may change the TURN configuration the server
+	// issued before peers use it: keep only TURN over TCP on networks that
+	// block UDP, or point at a TURN address only this client can reach. It
+	// keeps the credentials, which are bound to this lobby session.
+	RewriteICE func(protocol.ICE) protocol.ICE
 	// MessageBuffer is how many received data-channel messages may wait in
 	// Room.Messages; game-channel messages beyond it are dropped and
 	// counted. Default 1024.

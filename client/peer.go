@@ -42,6 +42,9 @@ func (r *Room) newPeer(id string) (*peer, error) {
 	r.mu.Lock()
 	ice := r.ice
 	r.mu.Unlock()
+	if rewrite := r.lobby.opts.RewriteICE; rewrite != nil {
+		ice = rewrite(ice)
+	}
 	cfg := webrtc.Configuration{ICETransportPolicy: webrtc.ICETransportPolicyRelay}
 	for _, s := range ice.Servers {
 		cfg.ICEServers = append(cfg.ICEServers, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})

@@ -1,0 +1,100 @@
+package client_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/server"
+)
+
+// exampleServer starts a hostrelay in-process so the examples run as they
+// are; a real program dials its server's URL instead.
+func exampleServer() (url string, stop func()) {
+	cfg, err := server.LoadConfig([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0"},
+		func(string) string { return "" }, io.Discard)
+	if err != nil {
+		panic(err)
+	}
+	s, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	if err != nil {
+		panic(err)
+	}
+	return "ws://" + s.Addrs().HTTP + "/ws", func() { _ = s.Shutdown(context.Background()) }
+}
+
+// A host creates a room and a client joins it by code; once the channels are
+// open the client sends a reliable message and the host answers on the game
+// channel.
+func Example() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	hostLobby, err := client.Dial(ctx, url, client.Options{Name: "Host"})
+	if err != nil {
+		panic(err)
+	}
+	defer hostLobby.Close()
+	host, err := hostLobby.CreateRoom(ctx, protocol.CreateRoom{Name: "Example", MaxPlayers: 4})
+	if err != nil {
+		panic(err)
+	}
+
+	playerLobby, err := client.Dial(ctx, url, client.Options{Name: "Player"})
+	if err != nil {
+		panic(err)
+	}
+	defer playerLobby.Close()
+	room, err := playerLobby.JoinRoom(ctx, host.Code(), "")
+	if err != nil {
+		panic(err)
+	}
+	for e := range room.Events() {
+		if _, ok := e.(client.PeerOpen); ok {
+			break
+		}
+	}
+	local, remote, _ := room.SelectedPair(host.Info().Host)
+	fmt.Println("connected through:", local, remote)
+
+	if err := room.Send(host.You(), client.Events, []byte("ready")); err != nil {
+		panic(err)
+	}
+	m := <-host.Messages()
+	fmt.Printf("host got %q on %s from the player: %v\n", m.Data, m.Channel, m.From == room.You())
+	// Game packets may be lost by design, so a game sends them every tick.
+	for {
+		_ = host.Send(room.You(), client.Game, []byte("snapshot"))
+		select {
+		case m := <-room.Messages():
+			fmt.Printf("player got %q on %s\n", m.Data, m.Channel)
+			return
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	// Output:
+	// connected through: relay relay
+	// host got "ready" on events from the player: true
+	// player got "snapshot" on game
+}
+
+// Errors from the server carry a code to switch on.
+func ExampleIsCode() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx := context.Background()
+	l, err := client.Dial(ctx, url, client.Options{Name: "Bot"})
+	if err != nil {
+		panic(err)
+	}
+	defer l.Close()
+	_, err = l.JoinRoom(ctx, "ZZZZZZZ", "")
+	fmt.Println(client.IsCode(err, protocol.CodeRoomNotFound))
+	// Output: true
+}
