@@ -20,7 +20,8 @@ func (c Channel) String() string {
 	return "events"
 }
 
-// Event is one of PlayerJoined, PlayerLeft, PeerOpen, PeerClosed, RoomClosed.
+// Event is one of PlayerJoined, PlayerLeft, PlayerUpdated, RoomUpdated,
+// GameStarted, ChatMessage, PeerOpen, PeerClosed, RoomClosed.
 type Event interface{ event() }
 
 // PlayerJoined: a player arrived in the room.

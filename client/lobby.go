@@ -24,8 +24,9 @@ type Lobby struct {
 	mu      sync.Mutex
 	nextID  uint32
 	pending map[uint32]chan protocol.Envelope
-	room    *Room // the room this session is in, if any
-	err     error // why the lobby closed
+	room    *Room      // the room this session is in, if any
+	watch   *RoomWatch // the room list being watched, if any
+	err     error      // why the lobby closed
 
 	done chan struct{} // closed when the read loop ends
 }
@@ -232,10 +233,25 @@ func (l *Lobby) readLoop() {
 			l.log.Warn("server notice", "code", e.Code, "msg", e.Message)
 			continue
 		}
+		if env.Type == protocol.TypeRoomListUpdate {
+			l.routeListUpdate(env)
+			continue
+		}
 		if r != nil {
 			r.handle(env)
 		}
 	}
+}
+
+func (l *Lobby) routeListUpdate(env protocol.Envelope) {
+	l.mu.Lock()
+	w := l.watch
+	l.mu.Unlock()
+	var u protocol.RoomListUpdate
+	if w == nil || protocol.DecodeBody(env, &u) != nil {
+		return
+	}
+	w.apply(u)
 }
 
 // leftRoom forgets r when it ends.

@@ -234,7 +234,9 @@ func (r *Room) handle(env protocol.Envelope) {
 			r.signal(m)
 		}
 	default:
-		r.log.Debug("ignoring event", "type", env.Type)
+		if !r.handleFeature(env) {
+			r.log.Debug("ignoring event", "type", env.Type)
+		}
 	}
 }
 

@@ -1,0 +1,99 @@
+package client
+
+import (
+	"context"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// The lobby features of a room: ready state, chat, and the host's commands.
+// Host-only calls from a client are refused with protocol.CodeForbidden.
+
+// PlayerUpdated: a member's name, ready state or ping changed.
+type PlayerUpdated struct{ Player protocol.Player }
+
+// RoomUpdated: the host changed the room's settings.
+type RoomUpdated struct{ Room protocol.RoomInfo }
+
+// GameStarted: the host started the game.
+type GameStarted struct{ Mode string }
+
+// ChatMessage: a line of room chat. Text is plain text.
+type ChatMessage struct{ protocol.ChatMessage }
+
+func (PlayerUpdated) event() {}
+func (RoomUpdated) event()   {}
+func (GameStarted) event()   {}
+func (ChatMessage) event()   {}
+
+// SetReady marks this player ready (or not) for the game to start.
+func (r *Room) SetReady(ctx context.Context, ready bool) error {
+	return r.lobby.call(ctx, protocol.TypeSetReady, &protocol.SetReady{Ready: ready}, &protocol.OK{})
+}
+
+// Chat sends a line of text to the room; it comes back as a ChatMessage event.
+func (r *Room) Chat(ctx context.Context, text string) error {
+	return r.lobby.call(ctx, protocol.TypeChat, &protocol.Chat{Text: text}, &protocol.OK{})
+}
+
+// Kick removes a player and bans it from the room (host only).
+func (r *Room) Kick(ctx context.Context, playerID string) error {
+	return r.lobby.call(ctx, protocol.TypeKick, &protocol.Kick{ID: playerID}, &protocol.OK{})
+}
+
+// StartGame starts the game once every other player is ready (host only).
+func (r *Room) StartGame(ctx context.Context) error {
+	return r.lobby.call(ctx, protocol.TypeStartGame, &protocol.StartGame{}, &protocol.OK{})
+}
+
+// Update replaces the room's settings (host only).
+func (r *Room) Update(ctx context.Context, u protocol.UpdateRoom) error {
+	return r.lobby.call(ctx, protocol.TypeUpdateRoom, &u, &protocol.OK{})
+}
+
+// SetName changes this session's display name, in its room too.
+func (l *Lobby) SetName(ctx context.Context, name string) error {
+	return l.call(ctx, protocol.TypeSetName, &protocol.SetName{Name: name}, &protocol.OK{})
+}
+
+// handleFeature applies the room-feature events; false if typ is not one.
+func (r *Room) handleFeature(env protocol.Envelope) bool {
+	switch env.Type {
+	case protocol.TypePlayerUpdated:
+		var m protocol.PlayerUpdated
+		if r.decode(env, &m) {
+			r.mu.Lock()
+			for i, p := range r.players {
+				if p.ID == m.Player.ID {
+					r.players[i] = m.Player
+				}
+			}
+			r.mu.Unlock()
+			r.emit(PlayerUpdated(m))
+		}
+	case protocol.TypeRoomUpdated:
+		var m protocol.RoomUpdated
+		if r.decode(env, &m) {
+			r.mu.Lock()
+			r.info = m.Room
+			r.mu.Unlock()
+			r.emit(RoomUpdated(m))
+		}
+	case protocol.TypeGameStarted:
+		var m protocol.GameStarted
+		if r.decode(env, &m) {
+			r.mu.Lock()
+			r.info.Started = true
+			r.mu.Unlock()
+			r.emit(GameStarted(m))
+		}
+	case protocol.TypeChatMessage:
+		var m protocol.ChatMessage
+		if r.decode(env, &m) {
+			r.emit(ChatMessage{m})
+		}
+	default:
+		return false
+	}
+	return true
+}
