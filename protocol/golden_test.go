@@ -56,7 +56,7 @@ var goldenCases = []goldenCase{
 	{"signal candidate", TypeSignal, 0, &Signal{To: "p2", From: "p1", Kind: SignalCandidate,
 		Candidate: "candidate:1 1 udp 16777215 127.0.0.1 50000 typ relay raddr 0.0.0.0 rport 0", Mid: "0"}},
 	{"signal end of candidates", TypeSignal, 0, &Signal{To: "p2", Kind: SignalCandidate}},
-	{"hello with device", TypeHello, 1, &Hello{Version: Version, Name: "Ada", Device: "d_7Hq2LmX9vKp4Rt8Wz"}},
+	{"hello with device", TypeHello, 1, &Hello{Version: Version, Name: "Ada", Device: "d_7Hq2LmX9vKp4Rt8Wz", Pings: true}},
 	{"hello without name", TypeHello, 1, &Hello{Version: Version, Device: "d_7Hq2LmX9vKp4Rt8Wz"}},
 	{"create room with mode", TypeCreateRoom, 2, &CreateRoom{Name: "Lunch league", MaxPlayers: 16, Mode: "Free for all"}},
 	{"room joined started", TypeRoomJoined, 4, &RoomJoined{

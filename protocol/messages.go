@@ -32,11 +32,15 @@ const (
 // browse rooms before its player picks a name); CreateRoom and JoinRoom need
 // one, set here or later with SetName. Device is a random id the client keeps
 // across connections (a browser keeps it in localStorage): a room bans it when
-// the host kicks its player, so the same browser cannot walk back in.
+// the host kicks its player, so the same browser cannot walk back in. Pings
+// asks for PlayerUpdated events whenever a member's measured ping changes;
+// without it pings arrive only with other changes, so a client that reads
+// events strictly in order is not surprised by a stream it did not ask for.
 type Hello struct {
 	Version int    `msgpack:"v,omitempty" json:"v,omitempty"`
 	Name    string `msgpack:"name,omitempty" json:"name,omitempty"`
 	Device  string `msgpack:"device,omitempty" json:"device,omitempty"`
+	Pings   bool   `msgpack:"pings,omitempty" json:"pings,omitempty"`
 }
 
 // Welcome answers Hello. Session names this lobby session in logs and in the

@@ -44,6 +44,15 @@ type Config struct {
 	SignalsPerSecond float64 // default 20
 	SignalBurst      int     // default 60
 
+	// Chat lines per session: a room's chat stays readable.
+	ChatPerSecond float64 // default 1
+	ChatBurst     int     // default 8
+
+	// The room list: at most MaxListedRooms public rooms per watcher (newest
+	// first), and changes go out at most once per ListInterval, merged.
+	MaxListedRooms int           // default 100
+	ListInterval   time.Duration // default 250ms
+
 	Logger *slog.Logger
 	// Now is the clock; tests replace it.
 	Now func() time.Time
@@ -66,6 +75,9 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxRefusedInARow, 200)
 	def(&c.JoinFailureBurst, 10)
 	def(&c.SignalBurst, 60)
+	def(&c.ChatBurst, 8)
+	def(&c.MaxListedRooms, 100)
+	defDur(&c.ListInterval, 250*time.Millisecond)
 	defDur(&c.PingInterval, 15*time.Second)
 	defDur(&c.PongTimeout, 10*time.Second)
 	defDur(&c.WriteTimeout, 10*time.Second)
@@ -75,6 +87,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.SignalsPerSecond == 0 {
 		c.SignalsPerSecond = 20
+	}
+	if c.ChatPerSecond == 0 {
+		c.ChatPerSecond = 1
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -92,12 +107,13 @@ func (c Config) validate() error {
 	}
 	for name, v := range map[string]int{"QueueSize": c.QueueSize, "MaxRooms": c.MaxRooms,
 		"MessageBurst": c.MessageBurst, "MaxRefusedInARow": c.MaxRefusedInARow,
-		"JoinFailureBurst": c.JoinFailureBurst, "SignalBurst": c.SignalBurst} {
+		"JoinFailureBurst": c.JoinFailureBurst, "SignalBurst": c.SignalBurst, "ChatBurst": c.ChatBurst,
+		"MaxListedRooms": c.MaxListedRooms} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}
 	}
-	if c.MessagesPerSecond < 0 || c.SignalsPerSecond < 0 {
+	if c.MessagesPerSecond < 0 || c.SignalsPerSecond < 0 || c.ChatPerSecond < 0 || c.ListInterval < 0 {
 		errs = append(errs, errors.New("rates must be positive"))
 	}
 	if err := errors.Join(errs...); err != nil {

@@ -1,6 +1,8 @@
 package signaling
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -27,6 +29,22 @@ func (s *Session) handle(env protocol.Envelope) error {
 		return s.handleLeaveRoom(env)
 	case protocol.TypeSignal:
 		return s.handleSignal(env)
+	case protocol.TypeSetName:
+		return s.handleSetName(env)
+	case protocol.TypeSetReady:
+		return s.handleSetReady(env)
+	case protocol.TypeUpdateRoom:
+		return s.handleUpdateRoom(env)
+	case protocol.TypeKick:
+		return s.handleKick(env)
+	case protocol.TypeStartGame:
+		return s.handleStartGame(env)
+	case protocol.TypeChat:
+		return s.handleChat(env)
+	case protocol.TypeWatchRooms:
+		return s.handleWatchRooms(env)
+	case protocol.TypeUnwatchRooms:
+		return s.handleUnwatchRooms(env)
 	default:
 		return fail(protocol.CodeUnknownType, fmt.Sprintf("unknown message type %.32q", env.Type))
 	}
@@ -41,7 +59,7 @@ func (s *Session) handleHello(env protocol.Envelope) error {
 		return fail(protocol.CodeUnsupportedVersion,
 			fmt.Sprintf("server speaks protocol version %d, client sent %d: reload the page", protocol.Version, m.Version))
 	}
-	if err := protocol.ValidatePlayerName(m.Name); err != nil {
+	if err := m.Validate(); err != nil {
 		return err
 	}
 	h := s.hub
@@ -52,6 +70,13 @@ func (s *Session) handleHello(env protocol.Envelope) error {
 	}
 	s.hello = true
 	s.name = strings.TrimSpace(m.Name)
+	s.wantsPings = m.Pings
+	if m.Device != "" {
+		// Only the hash is kept: the device id is a long-lived secret of
+		// the browser, and ban lists need nothing more.
+		sum := sha256.Sum256([]byte(m.Device))
+		s.device = hex.EncodeToString(sum[:])
+	}
 	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame, Token: s.token,
 	})
@@ -73,6 +98,9 @@ func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 	if s.room != nil {
 		return fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" first")
 	}
+	if s.name == "" {
+		return fail(protocol.CodeNameRequired, "choose a name first (hello.name or setName)")
+	}
 	if len(h.rooms) >= h.cfg.MaxRooms {
 		return fail(protocol.CodeServerFull, "this server has reached its room limit; try again later")
 	}
@@ -87,18 +115,20 @@ func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 			break
 		}
 	}
+	h.dir.nextSeq++
 	r := &room{
 		code:         code,
+		seq:          h.dir.nextSeq,
 		name:         strings.TrimSpace(m.Name),
 		maxPlayers:   m.MaxPlayers,
 		public:       m.Public,
+		mode:         strings.TrimSpace(m.Mode),
 		passwordHash: hashPassword(m.Password),
 		host:         s,
-		members:      []*Session{s},
 	}
 	h.rooms[code] = r
-	s.room = r
-	s.playerID = r.newPlayerID()
+	h.enterRoomLocked(s, r)
+	h.roomChangedLocked(r)
 	s.log.Info("room created", "room", code, "max_players", r.maxPlayers, "public", r.public)
 	s.send(env.ID, protocol.TypeRoomJoined, &protocol.RoomJoined{
 		Room: r.info(), You: s.playerID, Players: r.players(), ICE: ice,
@@ -128,10 +158,16 @@ func (s *Session) handleJoinRoom(env protocol.Envelope) error {
 	if s.room != nil {
 		return fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" first")
 	}
+	if s.name == "" {
+		return fail(protocol.CodeNameRequired, "choose a name first (hello.name or setName)")
+	}
 	r, ok := h.rooms[m.Code]
 	if !ok {
 		h.joinFailures.spend(s.remote, now)
 		return fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
+	}
+	if r.banned(s) {
+		return fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
 	if !r.passwordOK(m.Password) {
 		h.joinFailures.spend(s.remote, now)
@@ -143,14 +179,11 @@ func (s *Session) handleJoinRoom(env protocol.Envelope) error {
 	if len(r.members) >= r.maxPlayers {
 		return fail(protocol.CodeRoomFull, fmt.Sprintf("room %s is full (%d of %d)", r.code, len(r.members), r.maxPlayers))
 	}
-	s.room = r
-	s.playerID = r.newPlayerID()
-	r.members = append(r.members, s)
+	h.enterRoomLocked(s, r)
+	h.roomChangedLocked(r)
 	s.log.Info("room joined", "room", r.code, "player", s.playerID, "players", len(r.members))
 	// Under the lock, so no later event of this room can overtake the reply.
-	h.broadcastLocked(r, s, protocol.TypePlayerJoined, &protocol.PlayerJoined{
-		Player: protocol.Player{ID: s.playerID, Name: s.name},
-	})
+	h.broadcastLocked(r, s, protocol.TypePlayerJoined, &protocol.PlayerJoined{Player: s.player()})
 	s.send(env.ID, protocol.TypeRoomJoined, &protocol.RoomJoined{
 		Room: r.info(), You: s.playerID, Players: r.players(), ICE: ice,
 	})
@@ -175,10 +208,11 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 	r := s.room
 	s.room = nil
 	player := s.playerID
-	s.playerID = ""
+	s.playerID, s.ready = "", false
+	h.roomChangedLocked(r)
 	if r.host == s {
 		for _, m := range r.members {
-			m.room, m.playerID = nil, ""
+			m.room, m.playerID, m.ready = nil, "", false
 		}
 		h.broadcastLocked(r, s, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
 		delete(h.rooms, r.code)

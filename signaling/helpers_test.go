@@ -64,6 +64,9 @@ type client struct {
 	conn        *websocket.Conn
 	nextID      uint32
 	readTimeout time.Duration
+	// held are frames read while waiting for a reply, in arrival order;
+	// read returns them first so event order is kept.
+	held []protocol.Envelope
 }
 
 func dial(t *testing.T, url string, header http.Header) *client {
@@ -109,6 +112,11 @@ func (c *client) request(typ string, body any) uint32 {
 }
 
 func (c *client) read() (protocol.Envelope, error) {
+	if len(c.held) > 0 {
+		env := c.held[0]
+		c.held = c.held[1:]
+		return env, nil
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.readTimeout)
 	defer cancel()
 	_, frame, err := c.conn.Read(ctx)

@@ -26,6 +26,7 @@ type Hub struct {
 	// lookup's timing reveals nothing usable about a real token.
 	tokens  map[[sha256.Size]byte]*Session
 	rooms   map[string]*room
+	dir     directory
 	closing bool
 
 	wg sync.WaitGroup // one per running session
@@ -166,6 +167,7 @@ func (h *Hub) forget(s *Session) {
 	if s.room != nil {
 		h.leaveLocked(s, protocol.ReasonDisconnect)
 	}
+	h.unwatchLocked(s)
 	delete(h.sessions, s.id)
 	delete(h.tokens, sha256.Sum256([]byte(s.token)))
 }

@@ -3,23 +3,37 @@ package signaling
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
+// maxBansPerRoom bounds a room's kick list; past it the oldest ban is
+// forgotten. A host kicking hundreds of players is not a use we serve.
+const maxBansPerRoom = 256
+
 // room is a lobby room. All fields are guarded by Hub.mu.
 type room struct {
 	code       string
+	seq        uint64 // creation order, newest highest: the room list shows newest first
 	name       string
 	maxPlayers int
 	public     bool
+	mode       string
+	started    bool
 	// passwordHash is nil for rooms without a password. Comparing fixed-size
 	// hashes in constant time leaks neither the password nor its length.
 	passwordHash []byte
 	host         *Session
 	members      []*Session // join order, host first
 	nextPlayer   int
+	// bans holds the session ids and device hashes of kicked players, oldest
+	// first. A kick must survive a reload (new session, same device), and the
+	// session id catches a client that sent no device.
+	bans []string
 }
 
 func hashPassword(p string) []byte {
@@ -61,6 +75,65 @@ func (r *room) remove(s *Session) {
 	}
 }
 
+// ban remembers a kicked session and its device.
+func (r *room) ban(s *Session) {
+	r.bans = append(r.bans, "s:"+s.id)
+	if s.device != "" {
+		r.bans = append(r.bans, "d:"+s.device)
+	}
+	if over := len(r.bans) - maxBansPerRoom; over > 0 {
+		r.bans = append(r.bans[:0], r.bans[over:]...)
+	}
+}
+
+func (r *room) banned(s *Session) bool {
+	for _, b := range r.bans {
+		if b == "s:"+s.id || (s.device != "" && b == "d:"+s.device) {
+			return true
+		}
+	}
+	return false
+}
+
+// uniqueName returns name, or name with " (2)", " (3)"... if another member
+// already shows it (compared case-insensitively), so that players can tell
+// two Adas apart. The result stays within MaxPlayerName.
+func (r *room) uniqueName(name string, self *Session) string {
+	taken := func(n string) bool {
+		for _, m := range r.members {
+			if m != self && strings.EqualFold(m.displayName, n) {
+				return true
+			}
+		}
+		return false
+	}
+	if !taken(name) {
+		return name
+	}
+	for i := 2; ; i++ {
+		suffix := fmt.Sprintf(" (%d)", i)
+		base := name
+		for utf8.RuneCountInString(base)+len(suffix) > protocol.MaxPlayerName {
+			_, size := utf8.DecodeLastRuneInString(base)
+			base = base[:len(base)-size]
+		}
+		if n := base + suffix; !taken(n) {
+			return n
+		}
+	}
+}
+
+// allReady reports whether every member but the host is ready; if not, it
+// names one who is not.
+func (r *room) allReady() (bool, string) {
+	for _, m := range r.members {
+		if m != r.host && !m.ready {
+			return false, m.displayName
+		}
+	}
+	return true, ""
+}
+
 func (r *room) info() protocol.RoomInfo {
 	return protocol.RoomInfo{
 		Code:        r.code,
@@ -69,13 +142,28 @@ func (r *room) info() protocol.RoomInfo {
 		Public:      r.public,
 		HasPassword: r.passwordHash != nil,
 		Host:        r.host.playerID,
+		Mode:        r.mode,
+		Started:     r.started,
+	}
+}
+
+func (r *room) summary() protocol.RoomSummary {
+	return protocol.RoomSummary{
+		Code:        r.code,
+		Name:        r.name,
+		Host:        r.host.displayName,
+		Players:     len(r.members),
+		MaxPlayers:  r.maxPlayers,
+		Mode:        r.mode,
+		HasPassword: r.passwordHash != nil,
+		Started:     r.started,
 	}
 }
 
 func (r *room) players() []protocol.Player {
 	ps := make([]protocol.Player, len(r.members))
 	for i, m := range r.members {
-		ps[i] = protocol.Player{ID: m.playerID, Name: m.name}
+		ps[i] = m.player()
 	}
 	return ps
 }

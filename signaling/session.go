@@ -29,7 +29,11 @@ type Session struct {
 
 	messages *rate.Limiter
 	signals  *rate.Limiter
-	refused  int // messages refused in a row; read goroutine only
+	chat     *rate.Limiter
+	// pingNow asks pingLoop to measure the round trip at once (on joining a
+	// room, so the room sees the new player's ping without waiting).
+	pingNow chan struct{}
+	refused int // messages refused in a row; read goroutine only
 
 	killOnce sync.Once
 	dead     chan struct{} // closed by kill: stop queueing
@@ -39,6 +43,13 @@ type Session struct {
 	hello    bool
 	room     *room
 	playerID string
+	// device is the hash of Hello.Device ("" if none): what a kick bans.
+	device string
+	// displayName is name as the current room shows it (made unique there).
+	displayName string
+	ready       bool
+	pingMs      int
+	wantsPings  bool // Hello.Pings
 }
 
 func newSession(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *Session {
@@ -54,6 +65,8 @@ func newSession(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *S
 		out:      make(chan []byte, h.cfg.QueueSize),
 		messages: rate.NewLimiter(rate.Limit(h.cfg.MessagesPerSecond), h.cfg.MessageBurst),
 		signals:  rate.NewLimiter(rate.Limit(h.cfg.SignalsPerSecond), h.cfg.SignalBurst),
+		chat:     rate.NewLimiter(rate.Limit(h.cfg.ChatPerSecond), h.cfg.ChatBurst),
+		pingNow:  make(chan struct{}, 1),
 		dead:     make(chan struct{}),
 	}
 }
@@ -231,7 +244,8 @@ func (s *Session) writeLoop(ctx context.Context) {
 	}
 }
 
-// pingLoop closes connections whose peer stopped answering. Conn.Ping only
+// pingLoop closes connections whose peer stopped answering, and times each
+// ping: the round trip is the player's ping shown in its room. Conn.Ping only
 // completes while readLoop is reading, which it always is.
 func (s *Session) pingLoop(ctx context.Context) {
 	t := time.NewTicker(s.hub.cfg.PingInterval)
@@ -241,16 +255,20 @@ func (s *Session) pingLoop(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			pctx, cancel := context.WithTimeout(ctx, s.hub.cfg.PongTimeout)
-			err := s.conn.Ping(pctx)
-			cancel()
-			if err != nil {
-				if ctx.Err() == nil {
-					s.log.Info("closing: ping timeout", "err", err)
-					s.kill(websocket.StatusPolicyViolation, "ping timeout")
-				}
-				return
-			}
+		case <-s.pingNow:
 		}
+		pctx, cancel := context.WithTimeout(ctx, s.hub.cfg.PongTimeout)
+		start := time.Now()
+		err := s.conn.Ping(pctx)
+		rtt := time.Since(start)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				s.log.Info("closing: ping timeout", "err", err)
+				s.kill(websocket.StatusPolicyViolation, "ping timeout")
+			}
+			return
+		}
+		s.hub.recordPing(s, rtt)
 	}
 }

@@ -49,6 +49,8 @@ export interface Hello {
   v: number;
   name: string;
   device: string;
+  /** Ask for playerUpdated events whenever a member's ping changes. */
+  pings: boolean;
 }
 
 /**

@@ -66,7 +66,7 @@ const ice = struct<Ice>({ servers: list(iceServer), ttl: int });
 
 /** The body codec for every message type. */
 export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } = {
-  hello: struct<Hello>({ v: int, name: str, device: str }),
+  hello: struct<Hello>({ v: int, name: str, device: str, pings: bool }),
   welcome: struct<Welcome>({ v: int, session: str, maxFrame: int, token: str }),
   error: struct<ErrorBody>({ code: str, msg: str }),
   ok: struct<Ok>({}),

@@ -22,7 +22,7 @@ describe('LobbyClient.connect', () => {
   it('says hello with an id and resolves on welcome', async () => {
     const server = FakeServer.welcoming();
     const client = await LobbyClient.connect('ws://x/ws', 'Ada', { transport: server.factory });
-    expect(server.received[0]).toEqual({ t: 'hello', id: 1, b: { v: 1, name: 'Ada', device: '' } });
+    expect(server.received[0]).toEqual({ t: 'hello', id: 1, b: { v: 1, name: 'Ada', device: '', pings: false } });
     expect(client.session).toBe('s_test');
     expect(client.connected).toBe(true);
   });
