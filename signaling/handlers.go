@@ -71,6 +71,7 @@ func (s *Session) handleHello(env protocol.Envelope) error {
 	s.hello = true
 	s.name = strings.TrimSpace(m.Name)
 	s.wantsPings = m.Pings
+	s.nudgePing() // so the ping is known before the player enters a room
 	if m.Device != "" {
 		// Only the hash is kept: the device id is a long-lived secret of
 		// the browser, and ban lists need nothing more.
