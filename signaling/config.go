@@ -9,9 +9,9 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// ICEFunc issues TURN credentials for a session. host is the host name the
-// client used to reach us, so the TURN URLs point where the client already
-// connects when no public host is configured.
+// ICEFunc issues TURN credentials for a session. host is the Host header the
+// client used to reach us (with port), so the TURN URLs can point where the
+// client already connects when no public host is configured.
 type ICEFunc func(sessionID, host string) protocol.ICE
 
 // Config configures a Hub. Zero values take the defaults in withDefaults.

@@ -62,7 +62,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	conn.SetReadLimit(protocol.MaxFrame)
 
-	s := newSession(h, conn, remote, hostOnly(r.Host))
+	s := newSession(h, conn, remote, r.Host)
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
@@ -76,21 +76,6 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	defer h.wg.Done()
 
 	s.run(r.Context())
-}
-
-func hostOnly(hostport string) string {
-	if ap, err := netip.ParseAddrPort(hostport); err == nil {
-		return ap.Addr().String()
-	}
-	for i := len(hostport) - 1; i >= 0; i-- {
-		if hostport[i] == ':' {
-			return hostport[:i]
-		}
-		if hostport[i] == ']' {
-			break
-		}
-	}
-	return hostport
 }
 
 // Close tells every session the server is going away and waits, until ctx

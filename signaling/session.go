@@ -23,7 +23,7 @@ type Session struct {
 	hub    *Hub
 	conn   *websocket.Conn
 	remote netip.Addr
-	host   string // host name the client used, for TURN URLs
+	host   string // Host header the client used, for TURN URLs
 	log    *slog.Logger
 	out    chan []byte
 
