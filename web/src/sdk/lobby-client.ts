@@ -4,13 +4,18 @@ import {
   bodyOf,
   decodeFrame,
   encodeFrame,
+  type ChatMessage,
   type Frame,
+  type GameStarted,
   type MessageMap,
   type MessageTypeName,
   type Player,
   type PlayerLeft,
   type RoomClosed,
+  type RoomInfo,
   type RoomJoined,
+  type RoomListUpdate,
+  type RoomSummary,
   type Signal,
   type SignalKindName,
 } from '../protocol';
@@ -25,12 +30,30 @@ export interface LobbyClientOptions {
   connectTimeoutMs?: number;
   /** How long a request waits for its reply (ms). */
   requestTimeoutMs?: number;
+  /**
+   * A random id this client keeps across connections (16–64 of A–Z a–z 0–9 - _).
+   * A room the host kicks us from bans it, so a reload does not get us back in.
+   */
+  device?: string;
+  /** Ask for a playerUpdated event whenever a member's ping changes. */
+  pings?: boolean;
 }
 
 export interface CreateRoomOptions {
   name: string;
   maxPlayers: number;
   public: boolean;
+  password?: string;
+  /** A game-mode label shown in the room list. */
+  mode?: string;
+}
+
+/** New room settings (host only). The password changes only if `password` is given ('' removes it). */
+export interface RoomSettings {
+  name: string;
+  maxPlayers: number;
+  public: boolean;
+  mode?: string;
   password?: string;
 }
 
@@ -48,6 +71,16 @@ export interface LobbyEvents {
   playerLeft: [event: PlayerLeft];
   roomClosed: [event: RoomClosed];
   signal: [signal: Signal];
+  /** A member's name, ready state or ping changed (ours included). */
+  playerUpdated: [player: Player];
+  /** The host changed the room's settings. */
+  roomUpdated: [room: RoomInfo];
+  /** The host started the game. */
+  gameStarted: [event: GameStarted];
+  /** A chat line of our room (ours come back too). Plain text: render it as text. */
+  chatMessage: [message: ChatMessage];
+  /** The watched room list changed (after watchRooms). */
+  roomListUpdate: [update: RoomListUpdate];
   /** A server notice (an Error with no request) or a frame we could not read. */
   error: [error: LobbyError];
   close: [info: { code: number; reason: string }];
@@ -71,27 +104,38 @@ export class LobbyClient {
   private lastId = 0;
   private open = false;
   private sessionId = '';
+  private currentName: string;
   private readonly requestTimeoutMs: number;
 
-  private constructor(
-    readonly name: string,
-    options: LobbyClientOptions,
-  ) {
+  private constructor(name: string, options: LobbyClientOptions) {
+    this.currentName = name;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
   }
 
-  /** Opens the connection and says hello; resolves once the server welcomed us. */
+  /**
+   * Opens the connection and says hello; resolves once the server welcomed us.
+   * `name` may be '' to browse rooms first: creating or joining then needs setName.
+   */
   static async connect(url: string, name: string, options: LobbyClientOptions = {}): Promise<LobbyClient> {
     const client = new LobbyClient(name, options);
     await client.dial(url, options.transport ?? webSocketTransport, options.connectTimeoutMs ?? 10_000);
     try {
-      const welcome = await client.request('hello', { v: VERSION, name }, 'welcome');
+      const welcome = await client.request(
+        'hello',
+        { v: VERSION, name, device: options.device, pings: options.pings },
+        'welcome',
+      );
       client.sessionId = welcome.session;
     } catch (err) {
       client.close();
       throw err;
     }
     return client;
+  }
+
+  /** Our name as we last set it (a room may show it with a " (2)" suffix). */
+  get name(): string {
+    return this.currentName;
   }
 
   /** The lobby session id the server assigned (it appears in TURN usernames and logs). */
@@ -128,6 +172,51 @@ export class LobbyClient {
   /** Relays WebRTC negotiation to another member (clients may signal only the host). */
   async sendSignal(signal: OutgoingSignal): Promise<void> {
     await this.request('signal', signal, 'ok');
+  }
+
+  /** Changes our name; in a room everyone hears playerUpdated. */
+  async setName(name: string): Promise<void> {
+    await this.request('setName', { name }, 'ok');
+    this.currentName = name.trim();
+  }
+
+  /** Marks us ready (or not) to start. */
+  async setReady(ready: boolean): Promise<void> {
+    await this.request('setReady', { ready }, 'ok');
+  }
+
+  /** Replaces the room's settings (host only; others get 'forbidden'). */
+  async updateRoom(settings: RoomSettings): Promise<void> {
+    const { password, ...rest } = settings;
+    await this.request('updateRoom', { ...rest, password, setPassword: password !== undefined }, 'ok');
+  }
+
+  /** Removes a player and bans it from the room (host only). */
+  async kick(playerId: string): Promise<void> {
+    await this.request('kick', { id: playerId }, 'ok');
+  }
+
+  /** Starts the game once everyone else is ready (host only; 'not_ready' otherwise). */
+  async startGame(): Promise<void> {
+    await this.request('startGame', undefined, 'ok');
+  }
+
+  /** Sends a chat line to the room; it comes back as a chatMessage event. */
+  async sendChat(text: string): Promise<void> {
+    await this.request('chat', { text }, 'ok');
+  }
+
+  /**
+   * Subscribes to the public room list: resolves with the first rooms, then
+   * roomListUpdate events bring the rest and every change. RoomDirectory
+   * keeps the list for you.
+   */
+  async watchRooms(): Promise<RoomSummary[]> {
+    return (await this.request('watchRooms', undefined, 'roomList')).rooms;
+  }
+
+  async unwatchRooms(): Promise<void> {
+    await this.request('unwatchRooms', undefined, 'ok');
   }
 
   /** Closes the connection; pending requests reject with code 'closed'. */
@@ -252,6 +341,21 @@ export class LobbyClient {
         break;
       case 'signal':
         this.events.emit('signal', bodyOf(frame));
+        break;
+      case 'playerUpdated':
+        this.events.emit('playerUpdated', bodyOf(frame).player);
+        break;
+      case 'roomUpdated':
+        this.events.emit('roomUpdated', bodyOf(frame).room);
+        break;
+      case 'gameStarted':
+        this.events.emit('gameStarted', bodyOf(frame));
+        break;
+      case 'chatMessage':
+        this.events.emit('chatMessage', bodyOf(frame));
+        break;
+      case 'roomListUpdate':
+        this.events.emit('roomListUpdate', bodyOf(frame));
         break;
       case 'error':
         this.events.emit('error', lobbyErrorFrom(bodyOf(frame)));
