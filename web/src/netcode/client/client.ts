@@ -1,0 +1,399 @@
+import { Emitter, type Unsubscribe } from '../../sdk/emitter';
+import { DEFAULT_TICK_RATE, type NetGame, type NetPlayer } from '../game';
+import { JitterMeter, LossMeter, RateMeter, RttMeter, since16, stamp16, type ClientStats } from '../stats';
+import { FixedTicker } from '../ticker';
+import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport';
+import { ByteReader, ByteWriter, WireError } from '../wire/bytes';
+import { decodeDelta } from '../wire/delta';
+import { decodeEvent, encodeEvent, encodeInputPacket, MAX_INPUTS_PER_PACKET, PacketType, readSnapshotHeader } from '../wire/packets';
+import type { Entity, EntityMap, ReadonlyEntityMap } from '../wire/schema';
+import { hashEntities, HashLog } from '../wire/state-hash';
+import { PlayoutClock, SnapshotBuffer, type PlayoutOptions } from './interpolation';
+import { Predictor, type Correction, type PredictStep } from './prediction';
+
+export interface NetClientOptions<I, F extends string> {
+  transport: NetTransport;
+  game: NetGame<I, F>;
+  /** Samples the local player's input; called once per tick. */
+  readInput(): I;
+  /** Predicts the local player: the host's movement code for one player, one tick. Omit to not predict. */
+  predict?: PredictStep<I, F>;
+  /** The local player's entity id, from the slot the host assigned (default: the slot itself). */
+  localEntity?: (slot: number) => number;
+  /** Fields of the local entity a correction slides instead of snapping (positions). */
+  smoothFields?: readonly F[];
+  /** Time constant of that slide, ms (default 100). */
+  smoothingMs?: number;
+  /** A correction longer than this is shown as a jump (default Infinity). */
+  snapDistance?: number;
+  interpolation?: Omit<PlayoutOptions, 'tickRate' | 'snapshotRate'> & {
+    /** Longest a remote entity is extrapolated when snapshots stop, ms (default 100). */
+    maxExtrapolationMs?: number;
+  };
+  scheduler?: Scheduler;
+}
+
+export interface NetClientEvents {
+  /** The host accepted us and gave us a slot. */
+  welcome: [slot: number];
+  roster: [players: readonly NetPlayer[]];
+  /** A snapshot newer than any before it was applied. */
+  snapshot: [tick: number];
+  correction: [correction: Correction];
+  /** Our reconstruction of a snapshot hashed differently from the host's. */
+  desync: [tick: number];
+  kicked: [reason: string];
+  /** A game event from the host over the reliable channel. */
+  event: [payload: Uint8Array];
+}
+
+/** One frame's worth of world to draw. */
+export interface ClientView<F extends string> {
+  /** The (fractional) host tick remote entities are drawn at. */
+  renderTick: number;
+  /** Every entity: remote ones interpolated, the local one predicted and smoothed. */
+  entities: ReadonlyEntityMap<F>;
+  /** The local player's entity as drawn, or null before it exists. */
+  local: Readonly<Entity<F>> | null;
+  localId: number | null;
+  /** No snapshot reached this frame's render tick: remote entities are extrapolated or frozen. */
+  dry: boolean;
+  /** How far corrections moved the local player since the previous frame (over the smoothed fields). */
+  visibleCorrection: number;
+}
+
+const BASELINES = 64;
+/** At least this much input history rides in every packet, ms. */
+const REDUNDANCY_MS = 100;
+/** Slack window for the input-lead controller, ms. */
+const SLACK_WINDOW_MS = 2000;
+
+/**
+ * A player's side: sends inputs every tick, predicts its own entity,
+ * reconciles with the host's snapshots, and interpolates everyone else.
+ *
+ * @example
+ * const client = new NetClient({
+ *   transport: sessionTransport(session),
+ *   game,
+ *   readInput: () => keyboard.read(),
+ *   predict: movePlayer,             // the host's movement code, shared
+ *   smoothFields: ['x', 'y'],
+ * });
+ * client.start();
+ * requestAnimationFrame(function draw() { render(client.view()); requestAnimationFrame(draw); });
+ */
+export class NetClient<I, F extends string> {
+  readonly tickRate: number;
+  /** Hash of our reconstruction of each snapshot, by tick. */
+  readonly hashLog = new HashLog();
+  private readonly o: NetClientOptions<I, F>;
+  private readonly events = new Emitter<NetClientEvents>();
+  private readonly scheduler: Scheduler;
+  private readonly ticker: FixedTicker;
+  private readonly predictor: Predictor<I, F>;
+  private readonly baselines = new Map<number, ReadonlyEntityMap<F>>();
+  private readonly buffer: SnapshotBuffer<F>;
+  private playout: PlayoutClock | null = null;
+  private readonly offs: Unsubscribe[] = [];
+  private readonly writer = new ByteWriter(256);
+  private slotNo: number | null = null;
+  private roster: NetPlayer[] = [];
+  private newestTick = 0;
+  private packetSeq = 0;
+  private ticking = false;
+  private running = false;
+  private kickedReason: string | null = null;
+  private stopTimer: (() => void) | null = null;
+  private renderTick = 0;
+  private lastViewAt: number | null = null;
+  private timeScale = 1;
+  private readonly slack: { at: number; slack: number }[] = [];
+  private stickyTotal = 0;
+  private readonly m = {
+    loss: new LossMeter(),
+    jitter: new JitterMeter(),
+    rtt: new RttMeter(),
+    bytesIn: new RateMeter(),
+    bytesOut: new RateMeter(),
+    packetsIn: new RateMeter(),
+    packetsOut: new RateMeter(),
+    snapshots: new RateMeter(),
+  };
+  private readonly counts = {
+    corrections: 0,
+    lastCorrection: 0,
+    maxVisibleCorrection: 0,
+    snaps: 0,
+    frames: 0,
+    dryFrames: 0,
+    desyncs: 0,
+    lossOut: 0,
+    inputSlack: 0,
+    badPackets: 0,
+  };
+
+  constructor(options: NetClientOptions<I, F>) {
+    this.o = options;
+    this.tickRate = options.game.tickRate ?? DEFAULT_TICK_RATE;
+    this.scheduler = options.scheduler ?? browserScheduler;
+    this.ticker = new FixedTicker(this.tickRate);
+    this.buffer = new SnapshotBuffer(options.game.schema);
+    this.predictor = new Predictor({
+      schema: options.game.schema,
+      step: options.predict,
+      dt: 1 / this.tickRate,
+      smoothFields: options.smoothFields ?? [],
+      smoothingMs: options.smoothingMs,
+      snapDistance: options.snapDistance,
+    });
+  }
+
+  on<K extends keyof NetClientEvents>(event: K, listener: (...args: NetClientEvents[K]) => void): Unsubscribe {
+    return this.events.on(event, listener);
+  }
+
+  /** Our slot, once the host has welcomed us. */
+  get slot(): number | null {
+    return this.slotNo;
+  }
+
+  get localEntityId(): number | null {
+    return this.slotNo === null ? null : (this.o.localEntity ?? ((s: number) => s))(this.slotNo);
+  }
+
+  /** The players the host last told us about (the host has slot 0 if it plays). */
+  get players(): readonly NetPlayer[] {
+    return this.roster;
+  }
+
+  get kicked(): string | null {
+    return this.kickedReason;
+  }
+
+  /** Starts listening and ticking. Ticks (and inputs) begin once the host has welcomed us and sent a snapshot. */
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    const t = this.o.transport;
+    this.offs.push(
+      t.on('message', (id, data, channel) => {
+        if (id !== t.hostId) return;
+        if (channel === 'game') this.onGamePacket(data);
+        else this.onEvent(data);
+      }),
+    );
+    const pump = (): void => {
+      if (!this.running) return;
+      this.update();
+      this.stopTimer = this.scheduler.schedule(pump, this.ticker.stepMs / 2);
+    };
+    pump();
+  }
+
+  /** Runs the ticks due by now. start() calls it on a timer; view() calls it too. */
+  update(): void {
+    if (!this.running || !this.ticking) return;
+    this.ticker.update(this.scheduler.now(), () => this.runTick(), this.timeScale);
+  }
+
+  stop(): void {
+    this.running = false;
+    this.stopTimer?.();
+    for (const off of this.offs.splice(0)) off();
+  }
+
+  /** Sends a game event to the host over the reliable channel. */
+  sendEvent(payload: Uint8Array): void {
+    this.o.transport.send(this.o.transport.hostId, encodeEvent({ type: 'user', payload }), 'events');
+  }
+
+  /** What to draw now. Call once per rendered frame: it also counts frames for the dry-buffer figure. */
+  view(): ClientView<F> {
+    this.update();
+    const now = this.scheduler.now();
+    const frameMs = this.lastViewAt === null ? 0 : now - this.lastViewAt;
+    this.lastViewAt = now;
+    const localId = this.localEntityId;
+    if (!this.playout) return { renderTick: 0, entities: new Map(), local: null, localId, dry: true, visibleCorrection: 0 };
+    this.renderTick = this.playout.renderTick(now);
+    const maxExtra = ((this.o.interpolation?.maxExtrapolationMs ?? 100) * this.tickRate) / 1000;
+    const sample = this.buffer.sample(this.renderTick, maxExtra);
+    this.counts.frames++;
+    if (sample.dry) this.counts.dryFrames++;
+    const entities: EntityMap<F> = sample.entities;
+    let local: Entity<F> | null = localId === null ? null : (entities.get(localId) ?? null);
+    const predicted = this.o.predict ? this.predictor.render(this.ticker.alpha, frameMs) : null;
+    if (predicted && localId !== null) {
+      local = predicted.entity;
+      entities.set(localId, local);
+      this.counts.maxVisibleCorrection = Math.max(this.counts.maxVisibleCorrection, predicted.visibleCorrection);
+    }
+    const visibleCorrection = predicted?.visibleCorrection ?? 0;
+    return { renderTick: this.renderTick, entities, local, localId, dry: sample.dry, visibleCorrection };
+  }
+
+  stats(): ClientStats {
+    const now = this.scheduler.now();
+    const m = this.m;
+    const c = this.counts;
+    return {
+      rttMs: m.rtt.ms,
+      jitterMs: m.jitter.ms,
+      lossIn: m.loss.loss(),
+      lossOut: c.lossOut,
+      bytesInPerSec: m.bytesIn.perSecond(now),
+      bytesOutPerSec: m.bytesOut.perSecond(now),
+      packetsInPerSec: m.packetsIn.perSecond(now),
+      packetsOutPerSec: m.packetsOut.perSecond(now),
+      snapshotRate: m.snapshots.perSecond(now),
+      predictionsChecked: this.predictor.checked,
+      corrections: c.corrections,
+      lastCorrection: c.lastCorrection,
+      maxVisibleCorrection: c.maxVisibleCorrection,
+      snaps: c.snaps,
+      interpDelayMs: this.playout?.delayMs ?? 0,
+      frames: c.frames,
+      dryFrames: c.dryFrames,
+      stickyTicks: this.stickyTotal,
+      inputSlack: c.inputSlack,
+      timeScale: this.timeScale,
+      desyncs: c.desyncs,
+      pendingInputs: this.predictor.pendingCount,
+    };
+  }
+
+  private runTick(): void {
+    const seq = this.predictor.advance(this.o.readInput());
+    if (seq === null) return; // the host has stopped acknowledging: do not run away from it
+    const atLeast = Math.ceil((REDUNDANCY_MS * this.tickRate) / 1000);
+    const { firstSeq, inputs } = this.predictor.outgoing(atLeast, MAX_INPUTS_PER_PACKET);
+    const now = this.scheduler.now();
+    const data = encodeInputPacket(
+      this.o.game.input,
+      {
+        packetSeq: this.packetSeq,
+        ackTick: this.newestTick,
+        sentAt: stamp16(now),
+        viewTick16: Math.max(0, Math.round(this.renderTick * 16)),
+        firstSeq,
+        inputs,
+      },
+      this.writer,
+    );
+    this.packetSeq = (this.packetSeq + 1) & 0xffff;
+    this.o.transport.send(this.o.transport.hostId, data, 'game');
+    this.m.bytesOut.add(now, data.length);
+    this.m.packetsOut.add(now);
+  }
+
+  private onEvent(data: Uint8Array): void {
+    let e;
+    try {
+      e = decodeEvent(data);
+    } catch (err) {
+      if (err instanceof WireError) return;
+      throw err;
+    }
+    switch (e.type) {
+      case 'welcome':
+        this.slotNo = e.slot;
+        this.playout = new PlayoutClock({ tickRate: this.tickRate, snapshotRate: e.snapshotRate, ...this.o.interpolation });
+        this.events.emit('welcome', e.slot);
+        return;
+      case 'roster':
+        this.roster = e.players;
+        this.events.emit('roster', this.roster);
+        return;
+      case 'kicked':
+        this.kickedReason = e.reason;
+        this.stop();
+        this.events.emit('kicked', e.reason);
+        return;
+      case 'user':
+        this.events.emit('event', e.payload);
+        return;
+    }
+  }
+
+  private onGamePacket(data: Uint8Array): void {
+    if (data[0] !== PacketType.Snapshot || !this.playout) return;
+    const now = this.scheduler.now();
+    this.m.bytesIn.add(now, data.length);
+    this.m.packetsIn.add(now);
+    const schema = this.o.game.schema;
+    let entities: EntityMap<F>;
+    let h;
+    try {
+      const r = new ByteReader(data);
+      h = readSnapshotHeader(r);
+      if (this.baselines.has(h.tick)) return; // a duplicate
+      const base = h.baseTick === 0 ? null : this.baselines.get(h.baseTick);
+      if (base === undefined) return; // a baseline we no longer hold: the next one will do
+      entities = decodeDelta(schema, base, r);
+    } catch (err) {
+      if (!(err instanceof WireError)) throw err;
+      this.counts.badPackets++;
+      return;
+    }
+    this.m.loss.add(h.packetSeq);
+    this.m.snapshots.add(now);
+    this.m.jitter.add((h.tick * 1000) / this.tickRate, now);
+    if (h.hash !== null) {
+      const mine = hashEntities(schema, entities);
+      this.hashLog.record(h.tick, mine);
+      if (mine !== h.hash) {
+        this.counts.desyncs++;
+        this.events.emit('desync', h.tick);
+      }
+    }
+    this.baselines.set(h.tick, entities);
+    for (const t of this.baselines.keys()) {
+      if (this.baselines.size <= BASELINES) break;
+      this.baselines.delete(t);
+    }
+    this.buffer.insert(h.tick, entities);
+    if (h.tick <= this.newestTick) return; // reordered: good for interpolation, stale for the rest
+    this.newestTick = h.tick;
+    this.playout.onSnapshot(h.tick, now);
+    if (h.echo) this.m.rtt.add(since16(now, h.echo.sentAt) - h.echo.holdMs);
+    this.counts.lossOut = h.upLoss255 / 255;
+    this.counts.inputSlack = h.inputSlack;
+    const lateTicks = Math.max(0, h.stickyTotal - this.stickyTotal);
+    this.stickyTotal = h.stickyTotal;
+    this.steerInputLead(now, h.inputSlack);
+
+    const localId = this.localEntityId;
+    const auth = localId === null ? undefined : entities.get(localId);
+    if (auth) {
+      if (!this.predictor.ready) this.predictor.start(auth);
+      const correction = this.predictor.reconcile(h.ackSeq, auth, lateTicks);
+      if (correction) {
+        this.counts.corrections++;
+        this.counts.lastCorrection = correction.shift;
+        if (correction.snapped) this.counts.snaps++;
+        this.events.emit('correction', correction);
+      }
+    }
+    if (!this.ticking && this.predictor.ready) {
+      this.ticking = true;
+      this.ticker.update(now, () => undefined); // start the clock now, not from page load
+    }
+    this.events.emit('snapshot', h.tick);
+  }
+
+  /**
+   * Keeps our inputs arriving a little ahead of the host's need for them.
+   * A late input makes the host repeat the previous one, which by itself
+   * leaves us one tick further ahead from then on; so we only ever slow
+   * down, a few percent, when the host has held two or more of our inputs
+   * in reserve for a while, and run at nominal speed otherwise.
+   */
+  private steerInputLead(now: number, slack: number): void {
+    this.slack.push({ at: now, slack });
+    while (this.slack.length > 0 && this.slack[0]!.at < now - SLACK_WINDOW_MS) this.slack.shift();
+    const full = this.slack[0] !== undefined && this.slack[0].at <= now - SLACK_WINDOW_MS * 0.9;
+    const least = Math.min(...this.slack.map((s) => s.slack));
+    this.timeScale = full && least >= 3 ? 0.97 : 1;
+  }
+}

@@ -1,0 +1,116 @@
+import { Emitter } from '../../sdk/emitter';
+import { ConditionedTransport, type Conditions } from '../transport/conditioner';
+import { seededRandom } from '../transport/rng';
+import type { NetChannel, NetTransport, NetTransportEvents } from '../transport/transport';
+import type { SimClock } from './sim-clock';
+
+/** Bytes and packets that crossed the simulated wire, per endpoint. */
+export interface WireCount {
+  bytesOut: number;
+  bytesIn: number;
+  packetsOut: number;
+  packetsIn: number;
+}
+
+class SimEndpoint implements NetTransport {
+  readonly events = new Emitter<NetTransportEvents>();
+  readonly open = new Set<string>();
+  readonly wire: WireCount = { bytesOut: 0, bytesIn: 0, packetsOut: 0, packetsIn: 0 };
+  disposed = false;
+
+  constructor(
+    private readonly net: SimNetwork,
+    readonly localId: string,
+    readonly hostId: string,
+  ) {}
+
+  peers(): readonly string[] {
+    return [...this.open];
+  }
+
+  send(peerId: string, data: Uint8Array<ArrayBuffer>, channel: NetChannel): boolean {
+    if (this.disposed || !this.open.has(peerId)) return false;
+    this.wire.bytesOut += data.length;
+    this.wire.packetsOut++;
+    this.net.deliver(this.localId, peerId, data.slice(), channel);
+    return true;
+  }
+
+  on<K extends keyof NetTransportEvents>(event: K, listener: (...args: NetTransportEvents[K]) => void): () => void {
+    return this.events.on(event, listener);
+  }
+
+  dispose(): void {
+    this.disposed = true;
+  }
+}
+
+/**
+ * A star network on simulated time: a host and clients joined by perfect
+ * links (delivered on the next timer turn, never synchronously, as a real
+ * data channel would). Bad conditions come from the same ConditionedTransport
+ * the browser uses, wrapped around each client with a seeded PRNG, so a
+ * client's figures apply to both directions of its link.
+ *
+ * @example
+ * const clock = new SimClock();
+ * const net = new SimNetwork(clock, 'host');
+ * const hostTransport = net.hostTransport();
+ * const c1 = net.addClient('c1', { latencyMs: 50, jitterMs: 20, loss: 0.1 }, 42);
+ */
+export class SimNetwork {
+  private readonly endpoints = new Map<string, SimEndpoint>();
+
+  constructor(
+    private readonly clock: SimClock,
+    readonly hostId: string,
+  ) {
+    this.endpoints.set(hostId, new SimEndpoint(this, hostId, hostId));
+  }
+
+  hostTransport(): NetTransport {
+    return this.endpoints.get(this.hostId)!;
+  }
+
+  /** Adds a client, opens its link to the host on the next turn, and returns its (conditioned) transport. */
+  addClient(id: string, conditions: Partial<Conditions> = {}, seed = 1): ConditionedTransport {
+    const ep = new SimEndpoint(this, id, this.hostId);
+    this.endpoints.set(id, ep);
+    this.clock.schedule(() => {
+      const host = this.endpoints.get(this.hostId)!;
+      ep.open.add(this.hostId);
+      host.open.add(id);
+      host.events.emit('peerOpen', id);
+      ep.events.emit('peerOpen', this.hostId);
+    }, 0);
+    return new ConditionedTransport(ep, { conditions, random: seededRandom(seed), scheduler: this.clock });
+  }
+
+  /** Closes a client's link, as if its tab went away. */
+  removeClient(id: string): void {
+    const ep = this.endpoints.get(id);
+    const host = this.endpoints.get(this.hostId)!;
+    if (!ep) return;
+    this.endpoints.delete(id);
+    host.open.delete(id);
+    ep.open.delete(this.hostId);
+    host.events.emit('peerClose', id);
+    ep.events.emit('peerClose', this.hostId);
+  }
+
+  /** What crossed the wire at this endpoint (after the conditioner's losses, before its delays on the far side). */
+  wire(id: string): WireCount {
+    return { ...(this.endpoints.get(id)?.wire ?? { bytesOut: 0, bytesIn: 0, packetsOut: 0, packetsIn: 0 }) };
+  }
+
+  /** @internal */
+  deliver(from: string, to: string, data: Uint8Array, channel: NetChannel): void {
+    this.clock.schedule(() => {
+      const ep = this.endpoints.get(to);
+      if (!ep || !ep.open.has(from)) return;
+      ep.wire.bytesIn += data.length;
+      ep.wire.packetsIn++;
+      ep.events.emit('message', from, data, channel);
+    }, 0);
+  }
+}
