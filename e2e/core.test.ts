@@ -101,6 +101,13 @@ describe('share link to relay data channel', () => {
     expect(await client.evaluate(() => window.hostrelayTest.receivedCount())).toBe(PACKETS);
     expect(await host.evaluate(() => window.hostrelayTest.receivedCount())).toBe(PACKETS);
 
+    // The client gets ready and the host starts the game: the pointer demo mounts on both.
+    await client.click('#ready-button');
+    await waitForState(host, () => window.hostrelay.players.every((p) => p.host || p.ready), null);
+    await host.click('#start-button');
+    await waitForState(host, () => window.hostrelay.started, null);
+    await waitForState(client, () => window.hostrelay.started, null);
+
     // Pointer packets round-trip through the host; wait for 50 echoes.
     const canvas = await client.locator('#demo-canvas').boundingBox();
     if (canvas) {

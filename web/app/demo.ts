@@ -7,13 +7,22 @@ const SEND_HZ = 30;
 
 export interface DemoStats {
   rttMs: number | null;
-  packetsReceived: number;
-  testReceived: number;
 }
 
 interface Point {
   x: number;
   y: number;
+}
+
+/**
+ * Where a player's marker starts before its pointer moves: its own spot on
+ * an ellipse around the centre, by join order (golden-angle steps). Starting
+ * everyone at the centre put the host's "you" marker on top of each client's
+ * label until someone moved.
+ */
+export function startSpot(index: number): Point {
+  const angle = (Math.max(0, index) * 137.508 * Math.PI) / 180;
+  return { x: 0.5 + 0.3 * Math.cos(angle), y: 0.5 + 0.32 * Math.sin(angle) };
 }
 
 function hueOf(id: string): number {
@@ -30,11 +39,8 @@ function hueOf(id: string): number {
 export class PointerDemo {
   private readonly rtt = new RttWindow(64);
   private readonly remote = new Map<string, Point>(); // host: clients' pointers; client: the host's echo
-  private local: Point = { x: 0.5, y: 0.5 };
+  private local: Point;
   private seq = 0;
-  private testSeq = 0;
-  private packets = 0;
-  private tests = 0;
   private readonly timers: number[] = [];
   private frame = 0;
   private readonly offs: (() => void)[] = [];
@@ -44,6 +50,7 @@ export class PointerDemo {
     private readonly session: RoomSession,
     private readonly nameOf: (id: string) => string,
   ) {
+    this.local = startSpot(session.players.findIndex((p) => p.id === session.you));
     this.offs.push(
       session.on('message', (peerId, data, channel) => {
         if (channel === 'game') this.onPacket(peerId, data);
@@ -66,14 +73,7 @@ export class PointerDemo {
   }
 
   get stats(): DemoStats {
-    return { rttMs: this.rtt.median(), packetsReceived: this.packets, testReceived: this.tests };
-  }
-
-  /** Sends n numbered test packets to every open peer; returns how many the channels accepted. */
-  sendTestPackets(n: number): number {
-    let sent = 0;
-    for (let i = 0; i < n; i++) sent += this.session.broadcast(encodePacket({ kind: PacketKind.Test, seq: this.testSeq++ }));
-    return sent;
+    return { rttMs: this.rtt.median() };
   }
 
   stop(): void {
@@ -92,10 +92,8 @@ export class PointerDemo {
   private onPacket(peerId: string, data: ArrayBuffer | string): void {
     const p = decodePacket(data);
     if (!p) return;
-    this.packets++;
     switch (p.kind) {
-      case PacketKind.Test:
-        this.tests++;
+      case PacketKind.Test: // counted by TestTraffic
         return;
       case PacketKind.Pointer:
         if (this.session.role !== 'host' || typeof data === 'string') return;

@@ -1,252 +1,237 @@
-import {
-  LobbyClient,
-  LobbyError,
-  PeerError,
-  RoomSession,
-  normalizeRoomCode,
-  type Player,
-} from '../src/sdk';
-import { MAX_PASSWORD, MAX_PLAYERS, MAX_PLAYER_NAME, MAX_ROOM_NAME, MIN_PLAYERS } from '../src/protocol';
-import { PointerDemo } from './demo';
-import { initialState, Store, type PlayerView } from './state';
+import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '../src/sdk';
+import { normalizeRoomCode } from '../src/protocol';
+import { LobbyLink } from './connection';
+import { fieldError, ui } from './dom';
+import { deviceId, nameProblem, saveName, savedName } from './identity';
+import { describe } from './messages';
+import { RoomController } from './room-controller';
+import { checkRoomForm, setUpFieldLimits } from './room-form';
+import { initialState, Store } from './state';
 import { installTestHooks } from './test-hooks';
-import { render, setStatus, ui } from './view';
+import { render } from './view';
 
-const NAME_KEY = 'hostrelay.name';
+// The lobby page: who you are, the room browser, the create and join forms,
+// and the hand-over to a RoomController once you are in a room.
+
 const pageStart = performance.now();
+const sharePath = /^\/r\/([^/]+)\/?$/.exec(location.pathname)?.[1];
 
-const shareCode = /^\/r\/([^/]+)\/?$/.exec(location.pathname)?.[1];
-const store = new Store(initialState(shareCode === undefined ? 'lobby' : 'name'));
-const { hooks, attach } = installTestHooks(pageStart);
+const store = new Store(initialState(sharePath === undefined ? 'lobby' : 'name', savedName()));
+const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, savedName(), {
+  device: deviceId(),
+});
+const { hooks, attach } = installTestHooks(pageStart, () => link.simulateDrop());
+const rooms = new RoomController(store, hooks, attach);
+let directory: RoomDirectory | null = null;
 
-let lobby: LobbyClient | null = null;
-let session: RoomSession | null = null;
-let demo: PointerDemo | null = null;
-let maxPlayers = 0;
+store.subscribe(render);
+setUpName();
+setUpCreate();
+setUpJoin();
+window.addEventListener('popstate', () => location.reload());
 
-store.subscribe((s) => render(s, maxPlayers));
-setUpForms();
-
-if (shareCode !== undefined) {
-  const code = normalizeRoomCode(decodeURIComponent(shareCode));
-  if (code === null) {
-    store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
-  } else {
-    ui.joinCode.textContent = code;
-    ui.joinForm.dataset['code'] = code;
-  }
+if (sharePath !== undefined) {
+  const code = normalizeRoomCode(decodeURIComponent(sharePath));
+  if (code === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
+  else showJoin(code, false);
 }
 
-function setUpForms(): void {
-  const saved = localStorage.getItem(NAME_KEY) ?? '';
-  for (const input of [ui.createName, ui.joinName]) {
-    input.value = saved;
-    input.maxLength = MAX_PLAYER_NAME;
-  }
-  ui.roomName.maxLength = MAX_ROOM_NAME;
-  ui.roomPassword.maxLength = MAX_PASSWORD;
-  ui.joinPassword.maxLength = MAX_PASSWORD;
-  ui.maxPlayers.min = String(MIN_PLAYERS);
-  ui.maxPlayers.max = String(MAX_PLAYERS);
+link.on('status', (connection, retryInMs) => store.update({ connection, retryInMs }));
+link.on('connected', (client) => {
+  if (store.state.phase === 'lobby') void watchRooms(client);
+  rooms.onReconnected(client);
+});
+ui.bannerRetry.addEventListener('click', () => link.retryNow());
+link.start();
 
+// ---- the room list ----
+
+async function watchRooms(client: LobbyClient): Promise<void> {
+  stopWatching();
+  let dir: RoomDirectory;
+  try {
+    dir = await RoomDirectory.watch(client);
+  } catch {
+    return; // the connection dropped; the next 'connected' watches again
+  }
+  if (store.state.phase !== 'lobby' || link.client !== client) {
+    void dir.close();
+    return;
+  }
+  directory = dir;
+  store.update({ rooms: [...dir.rooms], roomsLoaded: true });
+  dir.on('change', (list) => store.update({ rooms: [...list] }));
+}
+
+function stopWatching(): void {
+  void directory?.close();
+  directory = null;
+}
+
+// ---- your name ----
+
+function setUpName(): void {
+  for (const input of [ui.name, ui.joinName]) input.value = store.state.name;
+  ui.nameForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void commitName(ui.name, ui.nameError);
+  });
+  ui.name.addEventListener('change', () => void commitName(ui.name, ui.nameError));
+}
+
+/** Validates a name field; shows the problem and focuses it if there is one. */
+function checkName(input: HTMLInputElement, error: HTMLParagraphElement): string | null {
+  const problem = nameProblem(input.value);
+  fieldError(error, problem, input);
+  if (problem !== null) {
+    input.focus();
+    return null;
+  }
+  return input.value.trim();
+}
+
+/** Saves a valid name here and on the live connection. */
+async function commitName(input: HTMLInputElement, error: HTMLParagraphElement): Promise<string | null> {
+  const name = checkName(input, error);
+  if (name === null) return null;
+  input.value = name;
+  if (name !== store.state.name) {
+    saveName(name);
+    link.setName(name);
+    store.update({ name });
+  }
+  const client = link.client;
+  if (client && client.name !== name) await client.setName(name);
+  return name;
+}
+
+// ---- create ----
+
+function setUpCreate(): void {
+  setUpFieldLimits();
   ui.createForm.addEventListener('submit', (e) => {
     e.preventDefault();
     void createRoom();
+  });
+}
+
+async function createRoom(): Promise<void> {
+  fieldError(ui.createError, null);
+  const settings = checkRoomForm(nameProblem(ui.name.value) === null ? ui.name.value.trim() : '');
+  const name = checkName(ui.name, ui.nameError);
+  if (name === null || settings === null) return;
+  await busy(ui.createButton, ui.createError, async (client) => {
+    await commitName(ui.name, ui.nameError);
+    stopWatching();
+    await rooms.create(client, settings);
+  });
+}
+
+// ---- join by link, code or the list ----
+
+function setUpJoin(): void {
+  ui.codeForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    const code = normalizeRoomCode(ui.roomCode.value);
+    fieldError(ui.codeError, code === null ? 'A room code has 7 letters and digits, like ABC2345.' : null, ui.roomCode);
+    if (code === null) {
+      ui.roomCode.focus();
+      return;
+    }
+    showJoin(code, false, true);
+  });
+  ui.roomList.addEventListener('click', (e) => {
+    const button = e.target instanceof Element ? e.target.closest<HTMLButtonElement>('button[data-code]') : null;
+    const code = button?.dataset['code'];
+    if (code) showJoin(code, button?.dataset['password'] === '1', true);
   });
   ui.joinForm.addEventListener('submit', (e) => {
     e.preventDefault();
     void joinRoom();
   });
-  ui.codeForm.addEventListener('submit', (e) => {
-    e.preventDefault();
-    const code = normalizeRoomCode(ui.roomCode.value);
-    if (code === null) fail('invalid_argument', 'A room code has 7 letters and digits, like ABC2345.');
-    else location.assign(`/r/${code}`);
-  });
-  ui.copyButton.addEventListener('click', () => void copyLink());
-  ui.leaveButton.addEventListener('click', () => void leave());
-  ui.retryButton.addEventListener('click', () => location.reload());
+  ui.roomFilter.addEventListener('input', () => render(store.state));
 }
 
-function fail(code: string, message: string): void {
-  store.update({ error: { code, message } });
-}
-
-function lobbyUrl(): string {
-  return `${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`;
-}
-
-/** Reuses the lobby connection across attempts (e.g. a wrong password) while the name stays the same. */
-async function connect(name: string): Promise<LobbyClient> {
-  if (lobby?.connected && lobby.name === name) return lobby;
-  lobby?.close();
-  setStatus('Connecting…');
-  lobby = await LobbyClient.connect(lobbyUrl(), name);
-  return lobby;
-}
-
-function readName(input: HTMLInputElement): string | null {
-  const name = input.value.trim();
-  if (name === '') {
-    fail('invalid_argument', 'Enter a name so the others know who you are.');
-    input.focus();
-    return null;
+/**
+ * Opens the join page for a code. From the lobby (a click is already the
+ * intent) it joins at once when the name is set and no password is needed.
+ */
+function showJoin(code: string, needsPassword: boolean, fromLobby = false): void {
+  const known: RoomSummary | undefined = store.state.rooms.find((r) => r.code === code);
+  if (fromLobby) {
+    history.pushState(null, '', `/r/${code}`);
+    ui.joinName.value = ui.name.value.trim() || store.state.name;
+    stopWatching();
   }
-  return name;
-}
-
-async function createRoom(): Promise<void> {
-  const name = readName(ui.createName);
-  if (name === null) return;
-  const roomName = ui.roomName.value.trim() || `${name}'s room`;
-  const max = Number(ui.maxPlayers.value);
-  if (!Number.isInteger(max) || max < MIN_PLAYERS || max > MAX_PLAYERS) {
-    fail('invalid_argument', `Max players must be between ${MIN_PLAYERS} and ${MAX_PLAYERS}.`);
-    ui.maxPlayers.focus();
-    return;
-  }
-  await attempt(ui.createButton, name, (client) =>
-    RoomSession.create(client, {
-      name: roomName,
-      maxPlayers: max,
-      public: ui.roomPublic.checked,
-      password: ui.roomPassword.value,
-    }),
-  );
+  ui.joinCode.textContent = code;
+  ui.joinInfo.textContent = known
+    ? `${known.name} · hosted by ${known.host} · ${known.players} of ${known.maxPlayers} players`
+    : '';
+  ui.joinPasswordField.hidden = !needsPassword;
+  store.update({ phase: 'name', joinCode: code, needsPassword });
+  if (needsPassword) ui.joinPassword.focus();
+  else if (fromLobby && nameProblem(ui.joinName.value) === null) void joinRoom();
 }
 
 async function joinRoom(): Promise<void> {
-  const code = ui.joinForm.dataset['code'];
-  const name = readName(ui.joinName);
-  if (name === null || code === undefined) return;
-  await attempt(ui.joinButton, name, (client) => RoomSession.join(client, code, ui.joinPassword.value));
+  const code = store.state.joinCode;
+  fieldError(ui.joinError, null);
+  const name = checkName(ui.joinName, ui.joinNameError);
+  if (name === null || code === null) return;
+  await busy(ui.joinButton, ui.joinError, async (client) => {
+    if (name !== store.state.name) {
+      saveName(name);
+      link.setName(name);
+      store.update({ name });
+    }
+    if (client.name !== name) await client.setName(name);
+    await rooms.join(client, code, ui.joinPassword.value);
+  }, (err) => {
+    if (err.code === 'wrong_password') {
+      ui.joinPasswordField.hidden = false;
+      store.update({ needsPassword: true });
+      fieldError(ui.joinError, describe(err.code, err.message));
+      ui.joinPassword.select();
+      ui.joinPassword.focus();
+      return true;
+    }
+    if (['room_not_found', 'room_full', 'kicked', 'server_full', 'unsupported_version'].includes(err.code)) {
+      store.update({ phase: 'error', error: { code: err.code, message: err.message } });
+      return true;
+    }
+    return false;
+  });
 }
 
-async function attempt(
+/**
+ * Runs a lobby request with its button busy. Errors go under the form unless
+ * `special` handled them; no connection at all says so without trying.
+ */
+async function busy(
   button: HTMLButtonElement,
-  name: string,
-  open: (client: LobbyClient) => Promise<RoomSession>,
+  error: HTMLParagraphElement,
+  run: (client: LobbyClient) => Promise<void>,
+  special?: (err: LobbyError) => boolean,
 ): Promise<void> {
+  const client = link.client;
+  if (!client) {
+    fieldError(error, describe('unreachable', ''));
+    return;
+  }
   hooks.marks.joinStart = performance.now();
   button.disabled = true;
-  store.update({ error: null });
+  button.setAttribute('aria-busy', 'true');
   try {
-    const s = await open(await connect(name));
-    localStorage.setItem(NAME_KEY, name);
-    enterRoom(s);
+    await run(client);
   } catch (err) {
-    onAttemptFailed(err);
+    if (err instanceof LobbyError) {
+      if (special?.(err)) return;
+      fieldError(error, describe(err.code, err.message));
+    } else {
+      fieldError(error, describe('internal', String(err)));
+    }
   } finally {
     button.disabled = false;
-    setStatus('');
+    button.removeAttribute('aria-busy');
   }
-}
-
-function onAttemptFailed(err: unknown): void {
-  if (!(err instanceof LobbyError)) {
-    store.update({ phase: 'error', error: { code: 'internal', message: String(err) } });
-    return;
-  }
-  const error = { code: err.code, message: err.message };
-  switch (err.code) {
-    case 'wrong_password':
-      ui.joinPasswordField.hidden = false;
-      ui.joinPassword.focus();
-      store.update({ error });
-      return;
-    case 'invalid_argument':
-    case 'rate_limited':
-    case 'timeout':
-      store.update({ error });
-      return;
-    default:
-      store.update({ phase: 'error', error });
-  }
-}
-
-function playerViews(s: RoomSession): PlayerView[] {
-  return s.players.map((p: Player) => ({ id: p.id, name: p.name, host: p.id === s.hostId }));
-}
-
-function enterRoom(s: RoomSession): void {
-  session = s;
-  maxPlayers = s.room.maxPlayers;
-  const link = `${location.origin}/r/${s.room.code}`;
-  ui.roomNameOut.textContent = s.room.name;
-  ui.roomCodeOut.textContent = s.room.code;
-  ui.shareLink.value = link;
-  ui.demoHelp.textContent =
-    s.role === 'host'
-      ? 'Each player’s pointer arrives here over the unreliable game channel; this tab echoes it back.'
-      : 'Move your pointer over the canvas: it goes to the host 30 times a second. The ring is what the host echoed back.';
-  document.title = `${s.room.name} · hostrelay`;
-
-  const statsTimer = window.setInterval(() => {
-    const { rttMs, packetsReceived } = demo?.stats ?? { rttMs: null, packetsReceived: 0 };
-    if (rttMs !== store.state.rttMs || packetsReceived !== store.state.packetsReceived) {
-      store.update({ rttMs, packetsReceived });
-    }
-  }, 200);
-  const refreshPlayers = (): void => store.update({ players: playerViews(s) });
-  s.on('playerJoined', refreshPlayers);
-  s.on('playerLeft', refreshPlayers);
-  s.on('peerOpen', () => {
-    hooks.marks.channelOpen ??= performance.now();
-    store.update({ openPeers: s.openPeers });
-  });
-  s.on('peerClose', () => store.update({ openPeers: s.openPeers }));
-  s.on('error', (err: PeerError | LobbyError) => store.update({ error: { code: err.code, message: err.message } }));
-  s.on('closed', (reason) => {
-    demo?.stop();
-    clearInterval(statsTimer);
-    if (reason === 'left' || reason === 'pagehide') return;
-    store.update({ phase: 'error', openPeers: [], error: { code: reason, message: reason } });
-  });
-
-  demo = new PointerDemo(ui.canvas, s, (id) => s.players.find((p) => p.id === id)?.name ?? id);
-
-  attach({
-    sendPackets: (n) => demo?.sendTestPackets(n) ?? 0,
-    receivedCount: () => demo?.stats.testReceived ?? 0,
-    selectedCandidatePairTypes: async () =>
-      (await s.selectedCandidatePairs()).map(({ local, remote }) => ({ local, remote })),
-  });
-
-  store.update({
-    phase: 'room',
-    role: s.role,
-    roomCode: s.room.code,
-    you: s.you,
-    players: playerViews(s),
-    openPeers: s.openPeers,
-    error: null,
-  });
-}
-
-async function copyLink(): Promise<void> {
-  const link = ui.shareLink.value;
-  try {
-    await navigator.clipboard.writeText(link);
-  } catch {
-    // Clipboard access can be refused; leave the link selected to copy by hand.
-    ui.shareLink.select();
-    setStatus('Press Ctrl+C to copy the link.');
-    return;
-  }
-  ui.copyButton.textContent = 'Copied';
-  setStatus('Link copied.');
-  setTimeout(() => {
-    ui.copyButton.textContent = 'Copy';
-  }, 1500);
-}
-
-async function leave(): Promise<void> {
-  ui.leaveButton.disabled = true;
-  try {
-    await session?.leave();
-  } catch {
-    // Leaving a connection that is already gone is still leaving.
-  }
-  lobby?.close();
-  location.assign('/');
 }

@@ -2,17 +2,21 @@
 // client codes, peer codes) plus the room's close reasons.
 
 const texts: Record<string, string> = {
-  room_not_found: 'There is no room with this code. It may have closed already.',
-  room_full: 'This room is full.',
+  room_not_found: 'There is no room with this code. It may have closed already, or the code has a typo.',
+  room_full: 'This room is full. Ask the host to raise the player limit, or try again when someone leaves.',
   wrong_password: 'This room needs a password.',
-  unreachable: 'Cannot reach the hostrelay server. Check your connection and try again.',
+  kicked: 'The host removed you from this room, so you cannot rejoin it.',
+  unreachable: 'Cannot reach the hostrelay server. Check your connection; we keep trying.',
   closed: 'Lost the connection to the server.',
-  disconnected: 'Lost the connection to the server.',
+  disconnected: 'Lost the connection to the server, and the room with it.',
   timeout: 'The server did not answer in time. Try again.',
-  host_left: 'The host closed the room.',
+  host_left: 'The host left, so the room closed.',
   rate_limited: 'Too many attempts. Wait a minute and try again.',
   server_full: 'This server has no room for another game right now. Try again later.',
   unsupported_version: 'This page is out of date. Reload it.',
+  name_required: 'Pick a name first.',
+  not_ready: 'Not everyone is ready yet.',
+  forbidden: 'Only the host can do that.',
   ice_candidate_error: 'The relay server refused the game connection.',
   no_relay_candidates: 'Could not reach the relay server for the game connection.',
   connection_failed: 'The game connection failed.',
@@ -22,6 +26,7 @@ const texts: Record<string, string> = {
 const titles: Record<string, string> = {
   room_not_found: 'Room not found',
   room_full: 'Room is full',
+  kicked: 'Removed from the room',
   unreachable: 'Server unreachable',
   closed: 'Disconnected',
   disconnected: 'Disconnected',
@@ -30,7 +35,7 @@ const titles: Record<string, string> = {
 };
 
 /** Codes after which trying the same thing again cannot help. */
-const final = new Set(['room_not_found', 'host_left']);
+const final = new Set(['room_not_found', 'host_left', 'kicked', 'disconnected']);
 
 /** The heading of the error view. */
 export function titleOf(code: string): string {
@@ -44,7 +49,8 @@ export function retryable(code: string): boolean {
 
 /** A sentence for a person; falls back to the server's own message. */
 export function describe(code: string, message: string): string {
-  if (code === 'wrong_password' && /wrong password/i.test(message)) return 'That password is not right.';
+  if (code === 'wrong_password' && /wrong password/i.test(message)) return 'That password is not right. Try again.';
+  if (code === 'not_ready' && message) return `Not everyone is ready: ${message}.`;
   const text = texts[code];
   if (!text) return message || code;
   // Peer failures carry useful detail (e.g. "486 allocation quota").

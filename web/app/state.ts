@@ -1,23 +1,46 @@
+import type { ChatMessage, RoomInfo, RoomSummary } from '../src/sdk';
+import type { LinkStatus } from './connection';
+
 // The app's observable state. It is also published on window.hostrelay so
 // tests (and curious developers) can watch the page without scraping the DOM.
 
+/** lobby: browse, create, type a code. name: the join page of a share link. */
 export type Phase = 'name' | 'lobby' | 'room' | 'error';
 
 export interface PlayerView {
   id: string;
   name: string;
   host: boolean;
+  ready: boolean;
+  /** Round trip to the server in ms; 0 until measured. */
+  ping: number;
 }
 
 export interface HostrelayState {
   phase: Phase;
+  /** The saved player name ('' until the player picks one). */
+  name: string;
+  connection: LinkStatus;
+  /** When the next reconnect attempt is due (ms from when it was set), if one is scheduled. */
+  retryInMs: number | null;
+  /** Public rooms as the server lists them (lobby only). */
+  rooms: RoomSummary[];
+  roomsLoaded: boolean;
+  /** The room a share link or code points at, before joining. */
+  joinCode: string | null;
+  /** The join page asks for the room's password. */
+  needsPassword: boolean;
   role: 'host' | 'client' | null;
   roomCode: string | null;
+  room: RoomInfo | null;
   you: string | null;
   players: PlayerView[];
+  /** The host started the game. */
+  started: boolean;
+  chat: ChatMessage[];
   /** Player ids whose data channels are open. */
   openPeers: string[];
-  /** Median round trip of the last pointer packets (client only). */
+  /** Median round trip of the last pointer packets (client only, pointer demo). */
   rttMs: number | null;
   error: { code: string; message: string } | null;
   /** Game-channel packets received, of any kind. */
@@ -40,6 +63,8 @@ export interface HostrelayTestHooks {
   receivedCount(): number;
   /** The selected candidate pair's types for each peer connection. */
   selectedCandidatePairTypes(): Promise<{ local: string; remote: string }[]>;
+  /** Drops the lobby WebSocket as a network failure would. */
+  dropConnection(): void;
   marks: HostrelayMarks;
 }
 
@@ -50,13 +75,26 @@ declare global {
   }
 }
 
-export function initialState(phase: Phase): HostrelayState {
+/** Most chat lines a page keeps; older ones scroll away. */
+export const MAX_CHAT_LINES = 200;
+
+export function initialState(phase: Phase, name: string): HostrelayState {
   return {
     phase,
+    name,
+    connection: 'connecting',
+    retryInMs: null,
+    rooms: [],
+    roomsLoaded: false,
+    joinCode: null,
+    needsPassword: false,
     role: null,
     roomCode: null,
+    room: null,
     you: null,
     players: [],
+    started: false,
+    chat: [],
     openPeers: [],
     rttMs: null,
     error: null,

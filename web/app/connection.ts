@@ -1,0 +1,110 @@
+import { Emitter, LobbyClient, backoff, type ReconnectPolicy, type Unsubscribe } from '../src/sdk';
+
+/** What the page shows about the lobby connection. */
+export type LinkStatus = 'connecting' | 'online' | 'reconnecting';
+
+export interface LinkEvents {
+  status: [status: LinkStatus, retryInMs: number | null];
+  /** A new connection is up (the first, or after a drop). */
+  connected: [client: LobbyClient];
+}
+
+export interface LobbyLinkOptions {
+  device: string;
+  policy?: ReconnectPolicy;
+}
+
+/**
+ * Keeps one lobby connection open: dials, and after a drop dials again on the
+ * policy's schedule. A new connection is a new session: whoever was in a
+ * room must join again (the 'connected' event says when).
+ */
+export class LobbyLink {
+  private readonly events = new Emitter<LinkEvents>();
+  private readonly policy: ReconnectPolicy;
+  private current: LobbyClient | null = null;
+  private name: string;
+  private attempt = 0;
+  private timer: number | null = null;
+  private offClose: Unsubscribe | null = null;
+  private state: LinkStatus = 'connecting';
+
+  constructor(
+    private readonly url: string,
+    name: string,
+    private readonly options: LobbyLinkOptions,
+  ) {
+    this.name = name;
+    this.policy = options.policy ?? backoff({ initialMs: 500, maxMs: 8_000 });
+  }
+
+  get client(): LobbyClient | null {
+    return this.current?.connected ? this.current : null;
+  }
+
+  get status(): LinkStatus {
+    return this.state;
+  }
+
+  on<K extends keyof LinkEvents>(event: K, listener: (...args: LinkEvents[K]) => void): Unsubscribe {
+    return this.events.on(event, listener);
+  }
+
+  start(): void {
+    void this.dial();
+  }
+
+  /** The name to say hello with on the next connection (setName changes the live one). */
+  setName(name: string): void {
+    this.name = name;
+  }
+
+  /** Dials now instead of waiting for the next retry. */
+  retryNow(): void {
+    if (this.current?.connected || this.timer === null) return;
+    clearTimeout(this.timer);
+    this.timer = null;
+    void this.dial();
+  }
+
+  /** Drops the connection as a network failure would (tests use it to see the reconnect). */
+  simulateDrop(): void {
+    this.current?.close();
+  }
+
+  private setStatus(status: LinkStatus, retryInMs: number | null): void {
+    this.state = status;
+    this.events.emit('status', status, retryInMs);
+  }
+
+  private async dial(): Promise<void> {
+    this.setStatus(this.attempt === 0 ? 'connecting' : 'reconnecting', null);
+    let client: LobbyClient;
+    try {
+      client = await LobbyClient.connect(this.url, this.name, { device: this.options.device, pings: true });
+    } catch {
+      this.scheduleRetry();
+      return;
+    }
+    this.attempt = 0;
+    this.current = client;
+    this.offClose?.();
+    this.offClose = client.on('close', () => this.scheduleRetry());
+    this.setStatus('online', null);
+    this.events.emit('connected', client);
+  }
+
+  private scheduleRetry(): void {
+    this.attempt++;
+    const delay = this.policy.nextRetryDelayMs(this.attempt);
+    if (delay === null) {
+      this.setStatus('reconnecting', null);
+      return;
+    }
+    this.setStatus('reconnecting', delay);
+    this.timer = window.setTimeout(() => {
+      this.timer = null;
+      void this.dial();
+    }, delay);
+  }
+}

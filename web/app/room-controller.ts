@@ -1,0 +1,313 @@
+import {
+  LobbyError,
+  PeerError,
+  RoomSession,
+  type CreateRoomOptions,
+  type LobbyClient,
+  type Player,
+  type Unsubscribe,
+} from '../src/sdk';
+import { MAX_CHAT_TEXT } from '../src/protocol';
+import { fieldError, ui } from './dom';
+import { mountGame, type GameHandle } from './game-mount';
+import { describe } from './messages';
+import type { PointerGameHandle } from './pointer-game';
+import { qrDataUrl } from './qr';
+import { armKick, kickArmed } from './room-view';
+import { MAX_CHAT_LINES, type HostrelayTestHooks, type PlayerView, type Store } from './state';
+import { TestTraffic } from './test-traffic';
+
+type Attach = (live: Pick<HostrelayTestHooks, 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes'> | null) => void;
+
+/** One room from join to close: its session, its listeners, the game once started. */
+interface ActiveRoom {
+  session: RoomSession;
+  client: LobbyClient;
+  /** Latest name, ready and ping of each member: playerUpdated events land here. */
+  latest: Map<string, Player>;
+  traffic: TestTraffic;
+  game: GameHandle | null;
+  offs: Unsubscribe[];
+  timer: number;
+}
+
+/** The pointer demo reports its round trip; a real game need not. */
+function rttOf(game: GameHandle | null): number | null {
+  const stats = (game as Partial<PointerGameHandle> | null)?.stats;
+  return typeof stats === 'function' ? stats.call(game).rttMs : null;
+}
+
+/**
+ * Everything the page does inside a room: players with ready and ping, kick,
+ * start, chat, the share link and QR code, the game, and rejoining after the
+ * lobby connection drops (a client only: a host's room closes with it).
+ */
+export class RoomController {
+  private active: ActiveRoom | null = null;
+  /** Where a client goes back to after a reconnect. */
+  private rejoin: { code: string; password: string } | null = null;
+
+  constructor(
+    private readonly store: Store,
+    private readonly hooks: HostrelayTestHooks,
+    private readonly attach: Attach,
+  ) {
+    ui.copyButton.addEventListener('click', () => void this.copyLink());
+    ui.leaveButton.addEventListener('click', () => void this.leave());
+    ui.readyButton.addEventListener('click', () => void this.toggleReady());
+    ui.startButton.addEventListener('click', () => void this.start());
+    ui.chatForm.addEventListener('submit', (e) => {
+      e.preventDefault();
+      void this.sendChat();
+    });
+    ui.chatInput.maxLength = MAX_CHAT_TEXT;
+    ui.players.addEventListener('click', (e) => {
+      const b = e.target instanceof Element ? e.target.closest<HTMLButtonElement>('button[data-kick]') : null;
+      const id = b?.dataset['kick'];
+      if (id) void this.kick(id);
+    });
+    ui.retryButton.addEventListener('click', () => location.reload());
+  }
+
+  async create(client: LobbyClient, settings: CreateRoomOptions): Promise<void> {
+    this.enter(await RoomSession.create(client, settings), client, '');
+  }
+
+  async join(client: LobbyClient, code: string, password: string): Promise<void> {
+    this.enter(await RoomSession.join(client, code, password), client, password);
+  }
+
+  /** A new lobby connection: a client that lost its room walks back in. */
+  onReconnected(client: LobbyClient): void {
+    const back = this.rejoin;
+    if (!back || this.active) return;
+    RoomSession.join(client, back.code, back.password).then(
+      (s) => this.enter(s, client, back.password),
+      (err: unknown) => {
+        this.rejoin = null;
+        const code = err instanceof LobbyError ? err.code : 'disconnected';
+        const message = err instanceof Error ? err.message : String(err);
+        this.store.update({ phase: 'error', error: { code, message } });
+      },
+    );
+  }
+
+  private enter(session: RoomSession, client: LobbyClient, password: string): void {
+    const room: ActiveRoom = {
+      session,
+      client,
+      latest: new Map(session.players.map((p) => [p.id, p])),
+      traffic: new TestTraffic(session),
+      game: null,
+      offs: [],
+      timer: 0,
+    };
+    this.active = room;
+    this.rejoin = session.role === 'client' ? { code: session.room.code, password } : null;
+    const refresh = (): void => this.store.update({ players: this.views(room) });
+
+    room.offs.push(
+      session.on('playerJoined', (p) => {
+        room.latest.set(p.id, p);
+        refresh();
+      }),
+      session.on('playerLeft', (p) => {
+        room.latest.delete(p.id);
+        refresh();
+      }),
+      session.on('peerOpen', () => {
+        this.hooks.marks.channelOpen ??= performance.now();
+        this.store.update({ openPeers: session.openPeers });
+      }),
+      session.on('peerClose', () => this.store.update({ openPeers: session.openPeers })),
+      session.on('error', (err: PeerError | LobbyError) =>
+        this.store.update({ error: { code: err.code, message: err.message } }),
+      ),
+      session.on('closed', (reason) => this.onClosed(room, reason)),
+      client.on('playerUpdated', (p) => {
+        room.latest.set(p.id, p);
+        refresh();
+      }),
+      client.on('roomUpdated', (info) => this.store.update({ room: info })),
+      client.on('gameStarted', () => this.startGame(room)),
+      client.on('chatMessage', (m) => this.store.update({ chat: [...this.store.state.chat, m].slice(-MAX_CHAT_LINES) })),
+    );
+    room.timer = window.setInterval(() => {
+      const rttMs = rttOf(room.game);
+      const packetsReceived = room.traffic.received;
+      if (rttMs !== this.store.state.rttMs || packetsReceived !== this.store.state.packetsReceived) {
+        this.store.update({ rttMs, packetsReceived });
+      }
+    }, 200);
+    this.attach({
+      sendPackets: (n) => room.traffic.send(n),
+      receivedCount: () => room.traffic.testsReceived,
+      selectedCandidatePairTypes: async () =>
+        (await session.selectedCandidatePairs()).map(({ local, remote }) => ({ local, remote })),
+    });
+
+    const link = `${location.origin}/r/${session.room.code}`;
+    history.replaceState(null, '', `/r/${session.room.code}`);
+    ui.shareLink.value = link;
+    ui.shareQr.src = qrDataUrl(link);
+    fieldError(ui.readyError, null);
+    fieldError(ui.chatError, null);
+    this.store.update({
+      phase: 'room',
+      role: session.role,
+      roomCode: session.room.code,
+      room: session.room,
+      you: session.you,
+      players: this.views(room),
+      openPeers: session.openPeers,
+      started: false,
+      chat: [],
+      rttMs: null,
+      packetsReceived: 0,
+      error: null,
+    });
+    if (session.room.started) this.startGame(room);
+  }
+
+  private views(room: ActiveRoom): PlayerView[] {
+    const s = room.session;
+    return s.players.map((p) => {
+      const u = room.latest.get(p.id) ?? p;
+      return { id: p.id, name: u.name, host: p.id === s.hostId, ready: u.ready, ping: u.ping };
+    });
+  }
+
+  private startGame(room: ActiveRoom): void {
+    if (room.game || this.active !== room) return;
+    this.store.update({ started: true });
+    // Passed as a variable: the game's own options type may list fewer fields.
+    const opts = { session: room.session, container: ui.game, you: room.session.you, hostId: room.session.hostId };
+    room.game = mountGame(opts);
+    ui.game.querySelector<HTMLElement>('canvas, [tabindex]')?.focus({ preventScroll: true });
+  }
+
+  private onClosed(room: ActiveRoom, reason: string): void {
+    for (const off of room.offs) off();
+    clearInterval(room.timer);
+    room.traffic.stop();
+    room.game?.dispose();
+    room.game = null;
+    if (this.active === room) this.active = null;
+    this.attach(null);
+    switch (reason) {
+      case 'left':
+      case 'pagehide':
+        return;
+      case 'disconnected':
+        if (this.rejoin) {
+          // Stay on the room page under the reconnecting banner; onReconnected takes us back in.
+          this.store.update({ openPeers: [] });
+          return;
+        }
+        this.store.update({ phase: 'error', openPeers: [], error: { code: 'disconnected', message: reason } });
+        return;
+      default: // kicked, host_left
+        this.rejoin = null;
+        this.store.update({ phase: 'error', openPeers: [], error: { code: reason, message: reason } });
+    }
+  }
+
+  private async toggleReady(): Promise<void> {
+    const room = this.active;
+    if (!room) return;
+    const me = this.store.state.players.find((p) => p.id === room.session.you);
+    await this.roomRequest(ui.readyButton, ui.readyError, () => room.client.setReady(!(me?.ready ?? false)));
+  }
+
+  private async start(): Promise<void> {
+    const room = this.active;
+    if (!room) return;
+    await this.roomRequest(ui.startButton, ui.readyError, () => room.client.startGame());
+  }
+
+  /** A kick takes two presses: the first arms the button ("Sure?") for a few seconds. */
+  private async kick(playerId: string): Promise<void> {
+    const room = this.active;
+    if (!room) return;
+    if (kickArmed() !== playerId) {
+      armKick(playerId);
+      this.store.update({});
+      setTimeout(() => {
+        if (kickArmed() === playerId) {
+          armKick(null);
+          this.store.update({});
+        }
+      }, 4000);
+      return;
+    }
+    armKick(null);
+    try {
+      await room.client.kick(playerId);
+    } catch (err) {
+      fieldError(ui.readyError, describe(err instanceof LobbyError ? err.code : 'internal', String(err)));
+    }
+    this.store.update({});
+  }
+
+  private async sendChat(): Promise<void> {
+    const room = this.active;
+    const text = ui.chatInput.value.trim();
+    if (!room || text === '') return;
+    if ([...text].length > MAX_CHAT_TEXT) {
+      fieldError(ui.chatError, `Messages are at most ${MAX_CHAT_TEXT} characters.`, ui.chatInput);
+      return;
+    }
+    fieldError(ui.chatError, null, ui.chatInput);
+    try {
+      await room.client.sendChat(text);
+      ui.chatInput.value = '';
+    } catch (err) {
+      const code = err instanceof LobbyError ? err.code : 'internal';
+      fieldError(
+        ui.chatError,
+        code === 'rate_limited' ? 'You’re sending messages too fast. Wait a moment.' : describe(code, String(err)),
+        ui.chatInput,
+      );
+    }
+  }
+
+  private async roomRequest(button: HTMLButtonElement, error: HTMLParagraphElement, run: () => Promise<void>): Promise<void> {
+    fieldError(error, null);
+    button.setAttribute('aria-busy', 'true');
+    try {
+      await run();
+    } catch (err) {
+      fieldError(error, err instanceof LobbyError ? describe(err.code, err.message) : String(err));
+    } finally {
+      button.removeAttribute('aria-busy');
+    }
+  }
+
+  private async copyLink(): Promise<void> {
+    const link = ui.shareLink.value;
+    try {
+      await navigator.clipboard.writeText(link);
+    } catch {
+      // Clipboard access can be refused; leave the link selected to copy by hand.
+      ui.shareLink.select();
+      ui.copyStatus.textContent = 'Press Ctrl+C (or ⌘C) to copy the selected link.';
+      return;
+    }
+    ui.copyButton.textContent = 'Copied';
+    ui.copyStatus.textContent = 'Link copied. Send it to your friends.';
+    setTimeout(() => {
+      ui.copyButton.textContent = 'Copy';
+    }, 1500);
+  }
+
+  private async leave(): Promise<void> {
+    ui.leaveButton.disabled = true;
+    this.rejoin = null;
+    try {
+      await this.active?.session.leave();
+    } catch {
+      // Leaving a connection that is already gone is still leaving.
+    }
+    location.assign('/');
+  }
+}

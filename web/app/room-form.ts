@@ -1,0 +1,58 @@
+import type { CreateRoomOptions } from '../src/sdk';
+import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS } from '../src/protocol';
+import { fieldError, ui } from './dom';
+
+/** Sets the create form's input limits from the protocol's. */
+export function setUpFieldLimits(): void {
+  ui.roomName.maxLength = MAX_ROOM_NAME;
+  ui.roomPassword.maxLength = MAX_PASSWORD;
+  ui.maxPlayers.min = String(MIN_PLAYERS);
+  ui.maxPlayers.max = String(MAX_PLAYERS);
+}
+
+/**
+ * Reads and validates the create form, showing each problem under its field
+ * and focusing the first. An empty room name becomes "<name>'s room".
+ */
+export function checkRoomForm(playerName: string): CreateRoomOptions | null {
+  const problems: [HTMLInputElement, HTMLParagraphElement, string | null][] = [];
+  const roomName = ui.roomName.value.trim() || (playerName ? `${playerName}’s room` : '');
+  problems.push([
+    ui.roomName,
+    ui.roomNameError,
+    roomName === ''
+      ? 'Give the room a name.'
+      : [...roomName].length > MAX_ROOM_NAME
+        ? `Room names are at most ${MAX_ROOM_NAME} characters.`
+        : /\p{Cc}/u.test(roomName)
+          ? 'Room names cannot contain control characters.'
+          : null,
+  ]);
+  const max = Number(ui.maxPlayers.value);
+  problems.push([
+    ui.maxPlayers,
+    ui.maxPlayersError,
+    Number.isInteger(max) && max >= MIN_PLAYERS && max <= MAX_PLAYERS
+      ? null
+      : `Max players must be a whole number from ${MIN_PLAYERS} to ${MAX_PLAYERS}.`,
+  ]);
+  const password = ui.roomPassword.value;
+  problems.push([
+    ui.roomPassword,
+    ui.roomPasswordError,
+    new TextEncoder().encode(password).length > MAX_PASSWORD ? `Passwords are at most ${MAX_PASSWORD} bytes.` : null,
+  ]);
+  for (const [input, p, problem] of problems) fieldError(p, problem, input);
+  const first = problems.find(([, , problem]) => problem !== null);
+  if (first) {
+    first[0].focus();
+    return null;
+  }
+  return {
+    name: roomName,
+    maxPlayers: max,
+    public: ui.roomPublic.checked,
+    password: password || undefined,
+    mode: ui.roomMode.value,
+  };
+}

@@ -1,0 +1,135 @@
+import { badge, span, ui } from './dom';
+import type { HostrelayState, PlayerView } from './state';
+
+let shownPlayers = '';
+let armedKick: string | null = null;
+
+/** Marks the player whose Kick button asks "Sure?" (a kick takes two presses). */
+export function armKick(playerId: string | null): void {
+  armedKick = playerId;
+  shownPlayers = '';
+}
+
+export function kickArmed(): string | null {
+  return armedKick;
+}
+let shownChat: HostrelayState['chat'] | null = null;
+
+/** Players who are not the host and not ready. */
+export function notReady(s: Readonly<HostrelayState>): PlayerView[] {
+  return s.players.filter((p) => !p.host && !p.ready);
+}
+
+function playerItem(s: Readonly<HostrelayState>, p: PlayerView): HTMLLIElement {
+  const li = document.createElement('li');
+  li.dataset['playerId'] = p.id;
+  li.append(span('name', p.name));
+  if (p.host) li.append(badge('host', 'host'));
+  if (p.id === s.you) li.append(badge('you', 'you'));
+  if (!p.host) li.append(p.ready ? badge('ready', 'ready') : badge('not ready', 'waiting'));
+  const linked = s.openPeers.includes(p.id);
+  if (p.id !== s.you && (s.role === 'host' || p.host)) {
+    li.append(badge(linked ? 'connected' : 'connecting…', linked ? 'linked' : 'pending'));
+  }
+  const ping = span('ping', p.ping > 0 ? `${p.ping} ms` : '– ms');
+  ping.title = 'Round trip to the server';
+  li.append(ping);
+  if (s.role === 'host' && p.id !== s.you) {
+    const kick = document.createElement('button');
+    kick.type = 'button';
+    const armed = armedKick === p.id;
+    kick.className = `danger small kick${armed ? ' armed' : ''}`;
+    kick.dataset['kick'] = p.id;
+    kick.textContent = armed ? 'Sure?' : 'Kick';
+    kick.setAttribute('aria-label', armed ? `Press again to kick ${p.name}` : `Kick ${p.name}`);
+    li.append(kick);
+  }
+  return li;
+}
+
+function timeOf(at: number): string {
+  return new Date(at).toLocaleTimeString([], { hour: '2-digit', minute: '2-digit' });
+}
+
+function renderChat(s: Readonly<HostrelayState>): void {
+  if (s.chat === shownChat) return;
+  const log = ui.chatLog;
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 24;
+  shownChat = s.chat;
+  if (s.chat.length === 0) {
+    const li = document.createElement('li');
+    li.className = 'empty-chat';
+    li.textContent = 'No messages yet. Say hi!';
+    log.replaceChildren(li);
+    return;
+  }
+  // Text only: a line like <img onerror=…> shows as those characters.
+  log.replaceChildren(
+    ...s.chat.map((m) => {
+      const li = document.createElement('li');
+      li.append(span('who', m.name), span('text', m.text), span('when', timeOf(m.at)));
+      return li;
+    }),
+  );
+  if (atBottom) log.scrollTop = log.scrollHeight;
+}
+
+function renderReady(s: Readonly<HostrelayState>): void {
+  const me = s.players.find((p) => p.id === s.you);
+  const waiting = notReady(s);
+  const others = s.players.length - 1;
+  ui.readyButton.hidden = s.role !== 'client';
+  ui.startButton.hidden = s.role !== 'host';
+  if (s.role === 'client') {
+    const ready = me?.ready === true;
+    ui.readyButton.setAttribute('aria-pressed', String(ready));
+    ui.readyButton.textContent = ready ? 'Ready ✓' : 'I’m ready';
+    ui.readyHint.textContent = ready
+      ? 'Waiting for the host to start the game.'
+      : 'Press “I’m ready” when you are set; the host starts once everyone is.';
+  } else {
+    ui.startButton.disabled = others === 0 || waiting.length > 0;
+    ui.readyHint.textContent =
+      others === 0
+        ? 'Waiting for players to join. Share the link or the code.'
+        : waiting.length > 0
+          ? `Waiting for ${waiting.map((p) => p.name).join(', ')} to get ready.`
+          : 'Everyone is ready. Start when you like.';
+  }
+}
+
+/** Brings the room view in line with the state. */
+export function renderRoom(s: Readonly<HostrelayState>): void {
+  const room = s.room;
+  if (!room) return;
+  ui.roomNameOut.textContent = room.name;
+  ui.roomLock.hidden = !room.hasPassword;
+  ui.roleOut.textContent = s.role === 'host' ? 'the host' : 'a player';
+  ui.roomModeOut.textContent = room.mode ? ` · ${room.mode}` : '';
+  ui.roomCodeOut.textContent = room.code;
+  ui.shareCard.hidden = s.started;
+  ui.readyCard.hidden = s.started;
+  ui.gameCard.hidden = !s.started;
+
+  const key = JSON.stringify([s.players, s.openPeers, s.role]);
+  if (key !== shownPlayers) {
+    shownPlayers = key;
+    // Keep focus on a kick button across a rebuild.
+    const focusedKick = document.activeElement instanceof HTMLElement ? document.activeElement.dataset['kick'] : undefined;
+    ui.players.replaceChildren(...s.players.map((p) => playerItem(s, p)));
+    if (focusedKick) ui.players.querySelector<HTMLButtonElement>(`button[data-kick="${focusedKick}"]`)?.focus();
+    ui.playerCount.textContent = `${s.players.length} of ${room.maxPlayers}`;
+  }
+  renderReady(s);
+  renderChat(s);
+
+  if (s.role === 'host') {
+    const clients = s.players.length - 1;
+    ui.peerOut.textContent =
+      clients === 0 ? 'No players yet' : `${s.openPeers.length} of ${clients} connected to you`;
+    ui.rttOut.textContent = `${s.packetsReceived} packets received`;
+  } else {
+    ui.peerOut.textContent = s.openPeers.length > 0 ? 'Connected to the host' : 'Connecting to the host…';
+    ui.rttOut.textContent = s.rttMs === null ? 'RTT –' : `RTT ${s.rttMs.toFixed(2)} ms (median)`;
+  }
+}

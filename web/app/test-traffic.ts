@@ -1,0 +1,42 @@
+import type { RoomSession } from '../src/sdk';
+import { PacketKind, decodePacket, encodePacket } from './packets';
+
+/**
+ * Numbered test packets on the game channel and a count of every game packet
+ * received. They run from the moment the room is joined, game or no game, so
+ * end-to-end tests can check the relay before anyone presses Start.
+ */
+export class TestTraffic {
+  private seq = 0;
+  private tests = 0;
+  private all = 0;
+  private readonly off: () => void;
+
+  constructor(private readonly session: RoomSession) {
+    this.off = session.on('message', (_peer, data, channel) => {
+      if (channel !== 'game') return;
+      this.all++;
+      if (decodePacket(data)?.kind === PacketKind.Test) this.tests++;
+    });
+  }
+
+  /** Game-channel packets received, of any kind. */
+  get received(): number {
+    return this.all;
+  }
+
+  get testsReceived(): number {
+    return this.tests;
+  }
+
+  /** Sends n test packets to every open peer; returns how many the channels accepted. */
+  send(n: number): number {
+    let sent = 0;
+    for (let i = 0; i < n; i++) sent += this.session.broadcast(encodePacket({ kind: PacketKind.Test, seq: this.seq++ }));
+    return sent;
+  }
+
+  stop(): void {
+    this.off();
+  }
+}
