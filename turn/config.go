@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"runtime"
 	"strconv"
 	"time"
 )
@@ -31,6 +32,9 @@ const (
 	DefaultMaxAllocationsPerSession = 2*15 + 10
 )
 
+// maxUDPListeners bounds UDPListeners (each is a socket and a goroutine).
+const maxUDPListeners = 256
+
 // minSecretLen keeps the HMAC key out of brute-force range.
 const minSecretLen = 16
 
@@ -51,6 +55,10 @@ type Config struct {
 	// UDPAddr is the TURN UDP listen address, e.g. "0.0.0.0:3478" or
 	// "127.0.0.1:0". Empty disables TURN over UDP.
 	UDPAddr string
+	// UDPListeners is how many UDP sockets share UDPAddr (SO_REUSEPORT), each
+	// with its own read loop; default GOMAXPROCS. Always 1 where SO_REUSEPORT
+	// is not available.
+	UDPListeners int
 	// TCPAddr is the TURN TCP listen address. Empty disables TURN over TCP.
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
 	// UDP socket got, so clients need only one port number.
@@ -91,6 +99,12 @@ func (c Config) withDefaults() Config {
 		c.RelayBindIP = append(net.IP(nil), c.PublicIP...)
 	default:
 		c.RelayBindIP = net.IPv4zero.To4()
+	}
+	if c.UDPListeners == 0 {
+		c.UDPListeners = runtime.GOMAXPROCS(0)
+	}
+	if !reusePortSupported {
+		c.UDPListeners = 1
 	}
 	if c.CredentialTTL == 0 {
 		c.CredentialTTL = DefaultCredentialTTL
@@ -133,6 +147,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: CredentialTTL %s exceeds MaxTTL %s", ErrTTL, c.CredentialTTL, c.MaxTTL)
 	case c.MaxAllocationsPerSession < 0:
 		return ErrQuota
+	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
+		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)
 	}
 	for _, addr := range []string{c.UDPAddr, c.TCPAddr} {
 		if addr == "" {

@@ -31,6 +31,8 @@ func TestConfigValidation(t *testing.T) {
 		{"negative ttl", func(c *Config) { c.CredentialTTL = -time.Hour }, ErrTTL},
 		{"negative quota", func(c *Config) { c.MaxAllocationsPerSession = -1 }, ErrQuota},
 		{"long realm", func(c *Config) { c.Realm = strings.Repeat("r", 128) }, ErrRealm},
+		{"negative udp listeners", func(c *Config) { c.UDPListeners = -1 }, ErrUDPListeners},
+		{"too many udp listeners", func(c *Config) { c.UDPListeners = 257 }, ErrUDPListeners},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

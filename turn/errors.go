@@ -20,6 +20,8 @@ var (
 	ErrTTL = errors.New("turn: invalid credential lifetime")
 	// ErrQuota means MaxAllocationsPerSession is negative.
 	ErrQuota = errors.New("turn: MaxAllocationsPerSession must not be negative")
+	// ErrUDPListeners means UDPListeners is out of range (1..256).
+	ErrUDPListeners = errors.New("turn: UDPListeners must be between 1 and 256")
 	// ErrRealm means Realm is too long for a STUN REALM attribute.
 	ErrRealm = errors.New("turn: Realm must be at most 127 characters")
 )

@@ -13,6 +13,8 @@ func (r *registry) eventHandler() pionturn.EventHandler {
 		OnAuth:              r.onAuth,
 		OnAllocationCreated: r.onAllocationCreated,
 		OnAllocationDeleted: r.onAllocationDeleted,
+		OnChannelCreated:    r.onChannelCreated,
+		OnChannelDeleted:    r.onChannelDeleted,
 	}
 }
 
@@ -41,7 +43,11 @@ func (r *registry) onAllocationCreated(src, _ net.Addr, _, username, _ string, r
 	if rc != nil {
 		delete(r.pending, port)
 		rc.session = session
+		rc.client, rc.udpClient = key.client, !key.tcp
 		r.relays[port] = rc
+		if rc.udpClient {
+			r.clients[key.client] = rc
+		}
 	}
 	// A record already here belongs to an allocation on the same 5-tuple whose
 	// deletion event has not arrived yet (pion reports it after unlocking).

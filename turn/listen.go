@@ -20,10 +20,10 @@ const samePortAttempts = 5
 // default lifetime) is gone anyway.
 const tcpIdleTimeout = 15 * time.Minute
 
-// listen opens the TURN listeners named in cfg; either may be nil if its
-// address is empty.
-func listen(ctx context.Context, cfg Config) (*net.UDPConn, *tcpListener, error) {
-	var lc net.ListenConfig
+// listen opens the TURN listeners named in cfg: udpN UDP sockets sharing
+// one port (SO_REUSEPORT, one pion read loop each) and a TCP listener;
+// either kind may be absent if its address is empty.
+func listen(ctx context.Context, cfg Config) ([]*net.UDPConn, *tcpListener, error) {
 	udpPort, _ := listenPort(cfg.UDPAddr)
 	tcpPort, _ := listenPort(cfg.TCPAddr)
 	samePort := cfg.UDPAddr != "" && cfg.TCPAddr != "" && udpPort == 0 && tcpPort == 0
@@ -34,13 +34,12 @@ func listen(ctx context.Context, cfg Config) (*net.UDPConn, *tcpListener, error)
 	}
 	var lastErr error
 	for range attempts {
-		var udp *net.UDPConn
+		var udp []*net.UDPConn
 		if cfg.UDPAddr != "" {
-			pc, err := lc.ListenPacket(ctx, "udp", cfg.UDPAddr)
-			if err != nil {
-				return nil, nil, fmt.Errorf("turn: listen udp %s: %w", cfg.UDPAddr, err)
+			var err error
+			if udp, err = listenUDP(ctx, cfg.UDPAddr, cfg.UDPListeners); err != nil {
+				return nil, nil, err
 			}
-			udp = pc.(*net.UDPConn) //nolint:forcetypeassert // "udp" yields *net.UDPConn
 		}
 		if cfg.TCPAddr == "" {
 			return udp, nil, nil
@@ -48,15 +47,14 @@ func listen(ctx context.Context, cfg Config) (*net.UDPConn, *tcpListener, error)
 		tcpAddr := cfg.TCPAddr
 		if samePort {
 			host, _, _ := net.SplitHostPort(cfg.TCPAddr)
-			tcpAddr = net.JoinHostPort(host, strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)) //nolint:forcetypeassert // a UDP socket
+			tcpAddr = net.JoinHostPort(host, strconv.Itoa(udp[0].LocalAddr().(*net.UDPAddr).Port)) //nolint:forcetypeassert // a UDP socket
 		}
+		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
 		if err == nil {
 			return udp, newTCPListener(ln), nil
 		}
-		if udp != nil {
-			_ = udp.Close()
-		}
+		closeAll(udp)
 		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
 		if !samePort {
 			return nil, nil, lastErr
@@ -64,6 +62,36 @@ func listen(ctx context.Context, cfg Config) (*net.UDPConn, *tcpListener, error)
 	}
 
 	return nil, nil, fmt.Errorf("%w: %w", errSamePortExhausted, lastErr)
+}
+
+// listenUDP opens n sockets on addr; after the first, on the port it got.
+func listenUDP(ctx context.Context, addr string, n int) ([]*net.UDPConn, error) {
+	var lc net.ListenConfig
+	if n > 1 {
+		lc.Control = reusePort
+	}
+	socks := make([]*net.UDPConn, 0, n)
+	for i := range n {
+		pc, err := lc.ListenPacket(ctx, "udp", addr)
+		if err != nil {
+			closeAll(socks)
+
+			return nil, fmt.Errorf("turn: listen udp %s: %w", addr, err)
+		}
+		udp := pc.(*net.UDPConn) //nolint:forcetypeassert // "udp" yields *net.UDPConn
+		socks = append(socks, udp)
+		if i == 0 {
+			addr = udp.LocalAddr().String()
+		}
+	}
+
+	return socks, nil
+}
+
+func closeAll(socks []*net.UDPConn) {
+	for _, s := range socks {
+		_ = s.Close()
+	}
 }
 
 // tcpListener tracks accepted connections because pion's Server.Close closes

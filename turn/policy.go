@@ -31,12 +31,14 @@ type registry struct {
 
 	droppedWrites atomic.Uint64
 	droppedReads  atomic.Uint64
-	lastDropLog   atomic.Int64 // unix nanoseconds of the last drop logged
+	droppedFull   atomic.Uint64 // allowed packets dropped because the peer's inbox was full
+	lastDropLog   atomic.Int64  // unix nanoseconds of the last drop logged
 
 	mu         sync.RWMutex
 	closed     bool
-	pending    map[uint16]*relayConn // sockets whose allocation is not created yet
-	relays     map[uint16]*relayConn // sockets of live allocations
+	pending    map[uint16]*relayConn         // sockets whose allocation is not created yet
+	relays     map[uint16]*relayConn         // sockets of live allocations
+	clients    map[netip.AddrPort]*relayConn // live allocations of UDP clients, by client address
 	allocs     map[allocKey]allocRecord
 	perSession map[string]int
 }
@@ -69,6 +71,7 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		local:         local,
 		pending:       make(map[uint16]*relayConn),
 		relays:        make(map[uint16]*relayConn),
+		clients:       make(map[netip.AddrPort]*relayConn),
 		allocs:        make(map[allocKey]allocRecord),
 		perSession:    make(map[string]int),
 	}
@@ -125,16 +128,18 @@ func (r *registry) quota(username, _ string, src net.Addr) bool {
 	return true
 }
 
-// outbound decides where a packet that from's client sends to dst goes. It is
-// the per-packet hot path: one read lock, two RoomOf calls, no allocation.
-func (r *registry) outbound(from *relayConn, dst net.Addr) (netip.AddrPort, bool) {
+// outbound decides whether a packet that from's client sends to dst may go,
+// and to which relay socket. It runs for every packet pion relays (the fast
+// path checks the same with sameRoom): one read lock, two RoomOf calls, no
+// allocation.
+func (r *registry) outbound(from *relayConn, dst net.Addr) (*relayConn, bool) {
 	ua, ok := dst.(*net.UDPAddr)
 	if !ok {
-		return netip.AddrPort{}, false
+		return nil, false
 	}
 	to := ua.AddrPort()
 	if to.Addr() != r.public {
-		return netip.AddrPort{}, false
+		return nil, false
 	}
 	r.mu.RLock()
 	peer := r.relays[to.Port()]
@@ -144,18 +149,25 @@ func (r *registry) outbound(from *relayConn, dst net.Addr) (netip.AddrPort, bool
 		other = peer.session
 	}
 	r.mu.RUnlock()
-	if peer == nil || self == "" || other == "" {
-		return netip.AddrPort{}, false
-	}
-	room, ok := r.sessions.RoomOf(self)
-	if !ok {
-		return netip.AddrPort{}, false
-	}
-	if peerRoom, ok := r.sessions.RoomOf(other); !ok || peerRoom != room {
-		return netip.AddrPort{}, false
+	if peer == nil || !r.sameRoom(self, other) {
+		return nil, false
 	}
 
-	return peer.local, true
+	return peer, true
+}
+
+// sameRoom reports whether two sessions are both in a room, the same one.
+func (r *registry) sameRoom(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	room, ok := r.sessions.RoomOf(a)
+	if !ok {
+		return false
+	}
+	other, ok := r.sessions.RoomOf(b)
+
+	return ok && other == room
 }
 
 // inbound maps the source of a packet read from a relay socket to the
@@ -231,6 +243,10 @@ func (r *registry) removeRelay(c *relayConn) {
 	if r.relays[c.port] == c {
 		delete(r.relays, c.port)
 	}
+	if c.udpClient && r.clients[c.client] == c {
+		delete(r.clients, c.client)
+	}
+	c.channels = nil
 	r.mu.Unlock()
 }
 

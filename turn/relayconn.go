@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -23,22 +24,62 @@ type relayConn struct {
 	public *net.UDPAddr
 	// local is where other relay sockets send to reach this one.
 	local netip.AddrPort
-	// session owns the allocation; guarded by reg.mu, set once by
-	// onAllocationCreated.
-	session string
+	// Guarded by reg.mu. session owns the allocation and client is its
+	// client's transport address (udpClient: over UDP), set once by
+	// onAllocationCreated; channels mirrors pion's channel bindings.
+	session   string
+	client    netip.AddrPort
+	udpClient bool
+	channels  []channelBinding
 
 	closeOnce sync.Once
 	closeErr  error
 	closed    atomic.Bool
+
+	// in holds packets other relay sockets of ours handed over in memory.
+	in inbox
+	// parked is set while ReadFrom waits in the kernel socket; deliver then
+	// kicks it out with a past read deadline.
+	parked atomic.Bool
+	// deadline is the read deadline set by SetReadDeadline (unix ns, 0: none).
+	deadline atomic.Int64
 }
 
-// ReadFrom returns the next packet sent by a relay socket of ours, silently
-// dropping anything else.
+// aLongTimeAgo is a read deadline that makes a blocked read return at once.
+var aLongTimeAgo = time.Unix(1, 0)
+
+// ReadFrom returns the next packet from a relay socket of ours: those handed
+// over in memory first, then any that came through the kernel. Anything else
+// reaching the socket is silently dropped.
 func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
+		if n, from, ok := c.in.take(p); ok {
+			return n, from, nil
+		}
+		if c.closed.Load() {
+			return 0, nil, net.ErrClosed
+		}
+		// Park in the kernel read. A deliver that finds parked set kicks the
+		// read out; one that ran before parked was set is seen by empty().
+		c.parked.Store(true)
+		if !c.in.empty() {
+			c.parked.Store(false)
+
+			continue
+		}
 		n, src, err := c.conn.ReadFromUDPAddrPort(p)
+		c.parked.Store(false)
 		if err != nil {
-			return n, nil, err
+			if !isTimeout(err) {
+				return 0, nil, err
+			}
+			// A kick, or the caller's own deadline.
+			if d := c.deadline.Load(); d != 0 && time.Now().UnixNano() >= d {
+				return 0, nil, err
+			}
+			_ = c.conn.SetReadDeadline(c.readDeadline())
+
+			continue
 		}
 		if from := c.reg.inbound(src); from != nil {
 			return n, from, nil
@@ -47,18 +88,49 @@ func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	}
 }
 
+// deliver queues p, sent by the relay whose advertised address is from, for
+// this socket's reader. It reports false if the packet was dropped.
+func (c *relayConn) deliver(p []byte, from *net.UDPAddr) bool {
+	if !c.in.put(p, from) {
+		return false
+	}
+	if c.parked.Load() && c.parked.CompareAndSwap(true, false) {
+		_ = c.conn.SetReadDeadline(aLongTimeAgo)
+	}
+
+	return true
+}
+
+func (c *relayConn) readDeadline() time.Time {
+	if d := c.deadline.Load(); d != 0 {
+		return time.Unix(0, d)
+	}
+
+	return time.Time{}
+}
+
+func isTimeout(err error) bool {
+	var ne net.Error
+
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
 // WriteTo relays p to dst if dst is a live relay address in the same room,
 // and otherwise drops it while reporting success: the sender learns nothing
-// about what lies behind the relay.
+// about what lies behind the relay. The packet never touches the kernel: it
+// goes straight to the destination allocation's inbox.
 func (c *relayConn) WriteTo(p []byte, dst net.Addr) (int, error) {
-	to, ok := c.reg.outbound(c, dst)
+	peer, ok := c.reg.outbound(c, dst)
 	if !ok {
 		c.reg.noteDroppedWrite(c, dst)
 
 		return len(p), nil
 	}
+	if !peer.deliver(p, c.public) {
+		c.reg.droppedFull.Add(1)
+	}
 
-	return c.conn.WriteToUDPAddrPort(p, to)
+	return len(p), nil
 }
 
 // Close is idempotent because both pion (Allocation.Close, Manager.Close) and
@@ -68,6 +140,7 @@ func (c *relayConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
 		c.reg.removeRelay(c)
+		c.in.close()
 		c.closeErr = c.conn.Close()
 	})
 
@@ -77,11 +150,22 @@ func (c *relayConn) Close() error {
 // LocalAddr returns the bound address of the socket.
 func (c *relayConn) LocalAddr() net.Addr { return c.conn.LocalAddr() }
 
-// SetDeadline sets the socket's read and write deadlines.
-func (c *relayConn) SetDeadline(t time.Time) error { return c.conn.SetDeadline(t) }
+// SetDeadline sets the read and write deadlines.
+func (c *relayConn) SetDeadline(t time.Time) error {
+	return errors.Join(c.SetReadDeadline(t), c.conn.SetWriteDeadline(t))
+}
 
-// SetReadDeadline sets the socket's read deadline.
-func (c *relayConn) SetReadDeadline(t time.Time) error { return c.conn.SetReadDeadline(t) }
+// SetReadDeadline sets the read deadline. It is kept here too because
+// deliver moves the socket's own deadline to wake a parked reader.
+func (c *relayConn) SetReadDeadline(t time.Time) error {
+	var d int64
+	if !t.IsZero() {
+		d = max(t.UnixNano(), 1)
+	}
+	c.deadline.Store(d)
+
+	return c.conn.SetReadDeadline(t)
+}
 
 // SetWriteDeadline sets the socket's write deadline.
 func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.conn.SetWriteDeadline(t) }
@@ -91,10 +175,9 @@ func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.conn.SetWrite
 // relayConn. pion does not tell it the username, so the socket learns its
 // session later from onAllocationCreated.
 type relayGenerator struct {
-	reg      *registry
-	bindIP   net.IP
-	log      *slog.Logger
-	warnOnce sync.Once
+	reg    *registry
+	bindIP net.IP
+	log    *slog.Logger
 }
 
 // Validate is called by pion's NewServer.
@@ -109,12 +192,8 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 	if err != nil {
 		return nil, nil, fmt.Errorf("turn: open relay socket: %w", err)
 	}
-	if rcv, snd, ok := raiseBuffers(conn); !ok {
-		g.warnOnce.Do(func() {
-			g.log.Warn("relay socket buffers below target; raise net.core.rmem_max/wmem_max",
-				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
-		})
-	}
+	// No raised buffers here: relayed packets reach this allocation in
+	// memory (deliver), so the socket itself only ever sees strays.
 	port := uint16(conn.LocalAddr().(*net.UDPAddr).Port) //nolint:gosec,forcetypeassert // a UDP socket
 	c := &relayConn{
 		conn:   conn,

@@ -24,7 +24,7 @@ type Server struct {
 	log  *slog.Logger
 	reg  *registry
 	pion *pionturn.Server
-	udp  *net.UDPConn
+	udp  []*net.UDPConn // SO_REUSEPORT group on one port, one pion read loop each
 	tcp  *tcpListener
 
 	stopMu    sync.Mutex
@@ -42,6 +42,9 @@ type Stats struct {
 	// DroppedReads counts packets that reached a relay socket from something
 	// other than one of our relay sockets.
 	DroppedReads uint64
+	// DroppedOverflow counts packets the policy allowed but the receiving
+	// allocation's queue (inboxMax packets) had no room for.
+	DroppedOverflow uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -71,16 +74,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		EventHandler:  s.reg.eventHandler(),
 		LoggerFactory: pionLoggerFactory{log: log},
 	}
-	if udp != nil {
-		if rcv, snd, ok := raiseBuffers(udp); !ok {
+	for _, u := range udp {
+		if rcv, snd, ok := raiseBuffers(u); !ok {
 			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
-		pcfg.PacketConnConfigs = []pionturn.PacketConnConfig{{
-			PacketConn:            udp,
+		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
+			PacketConn:            &turnConn{UDPConn: u, reg: s.reg},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
-		}}
+		})
 	}
 	if tcp != nil {
 		pcfg.ListenerConfigs = []pionturn.ListenerConfig{{
@@ -101,7 +104,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Lock()
 	s.stopCtx = stop
 	s.stopMu.Unlock()
-	log.Info("listening", "udp", addrString(s.UDPAddr()), "tcp", addrString(s.TCPAddr()),
+	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(udp), "tcp", addrString(s.TCPAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm)
 
 	return s, nil
@@ -109,10 +112,10 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 // UDPAddr returns the TURN UDP listen address, or nil if UDP is disabled.
 func (s *Server) UDPAddr() *net.UDPAddr {
-	if s.udp == nil {
+	if len(s.udp) == 0 {
 		return nil
 	}
-	a := *s.udp.LocalAddr().(*net.UDPAddr) //nolint:forcetypeassert // a UDP socket
+	a := *s.udp[0].LocalAddr().(*net.UDPAddr) //nolint:forcetypeassert // a UDP socket
 
 	return &a
 }
@@ -130,9 +133,10 @@ func (s *Server) TCPAddr() *net.TCPAddr {
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
 	return Stats{
-		Allocations:   s.reg.allocationCount(),
-		DroppedWrites: s.reg.droppedWrites.Load(),
-		DroppedReads:  s.reg.droppedReads.Load(),
+		Allocations:     s.reg.allocationCount(),
+		DroppedWrites:   s.reg.droppedWrites.Load(),
+		DroppedReads:    s.reg.droppedReads.Load(),
+		DroppedOverflow: s.reg.droppedFull.Load(),
 	}
 }
 
@@ -176,9 +180,7 @@ func (s *Server) close() error {
 }
 
 func (s *Server) closeListeners() {
-	if s.udp != nil {
-		_ = s.udp.Close()
-	}
+	closeAll(s.udp)
 	if s.tcp != nil {
 		_ = s.tcp.Close()
 	}
