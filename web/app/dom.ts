@@ -113,3 +113,27 @@ export function span(className: string, text: string): HTMLSpanElement {
   s.textContent = text;
   return s;
 }
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** A padlock drawn in SVG (emoji fonts are not everywhere); `label` names it for screen readers. */
+export function lockIcon(label: string): SVGSVGElement {
+  const svg = document.createElementNS(SVG, 'svg');
+  svg.setAttribute('viewBox', '0 0 16 16');
+  svg.setAttribute('width', '14');
+  svg.setAttribute('height', '14');
+  svg.setAttribute('class', 'lock');
+  svg.setAttribute('role', 'img');
+  svg.setAttribute('aria-label', label);
+  const body = document.createElementNS(SVG, 'rect');
+  for (const [k, v] of Object.entries({ x: '2.5', y: '7', width: '11', height: '8', rx: '1.5', fill: 'currentColor' })) {
+    body.setAttribute(k, v);
+  }
+  const shackle = document.createElementNS(SVG, 'path');
+  shackle.setAttribute('d', 'M5 7V5a3 3 0 0 1 6 0v2');
+  shackle.setAttribute('fill', 'none');
+  shackle.setAttribute('stroke', 'currentColor');
+  shackle.setAttribute('stroke-width', '1.8');
+  svg.append(body, shackle);
+  return svg;
+}

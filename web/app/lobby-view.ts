@@ -1,5 +1,5 @@
 import type { RoomSummary } from '../src/sdk';
-import { span, ui } from './dom';
+import { lockIcon, span, ui } from './dom';
 import type { HostrelayState } from './state';
 
 let shown: { rooms: readonly RoomSummary[]; filter: string; loaded: boolean; connection: string } | null = null;
@@ -31,7 +31,7 @@ function roomItem(r: RoomSummary): HTMLLIElement {
   const full = r.players >= r.maxPlayers;
   b.disabled = full;
   const name = span('rname', r.name);
-  if (r.hasPassword) name.append(span('lock', '🔒'));
+  if (r.hasPassword) name.append(lockIcon('password'));
   const meta = span('rmeta', [`hosted by ${r.host}`, r.mode].filter(Boolean).join(' · '));
   const count = span('rcount', `${r.players}/${r.maxPlayers}`);
   const state = span('rstate', full ? 'full' : r.started ? 'in game' : 'open');

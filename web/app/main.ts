@@ -1,5 +1,5 @@
 import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '../src/sdk';
-import { normalizeRoomCode } from '../src/protocol';
+import { MAX_PLAYER_NAME, normalizeRoomCode } from '../src/protocol';
 import { LobbyLink } from './connection';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';
@@ -71,7 +71,10 @@ function stopWatching(): void {
 // ---- your name ----
 
 function setUpName(): void {
-  for (const input of [ui.name, ui.joinName]) input.value = store.state.name;
+  for (const input of [ui.name, ui.joinName]) {
+    input.value = store.state.name;
+    input.maxLength = MAX_PLAYER_NAME;
+  }
   ui.nameForm.addEventListener('submit', (e) => {
     e.preventDefault();
     void commitName(ui.name, ui.nameError);

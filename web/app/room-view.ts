@@ -23,17 +23,20 @@ export function notReady(s: Readonly<HostrelayState>): PlayerView[] {
 function playerItem(s: Readonly<HostrelayState>, p: PlayerView): HTMLLIElement {
   const li = document.createElement('li');
   li.dataset['playerId'] = p.id;
-  li.append(span('name', p.name));
-  if (p.host) li.append(badge('host', 'host'));
-  if (p.id === s.you) li.append(badge('you', 'you'));
-  if (!p.host) li.append(p.ready ? badge('ready', 'ready') : badge('not ready', 'waiting'));
+  const who = document.createElement('span');
+  who.className = 'who';
+  who.append(span('name', p.name));
+  if (p.host) who.append(badge('host', 'host'));
+  if (p.id === s.you) who.append(badge('you', 'you'));
+  if (!p.host) who.append(p.ready ? badge('ready', 'ready') : badge('not ready', 'waiting'));
   const linked = s.openPeers.includes(p.id);
   if (p.id !== s.you && (s.role === 'host' || p.host)) {
-    li.append(badge(linked ? 'connected' : 'connecting…', linked ? 'linked' : 'pending'));
+    who.append(badge(linked ? 'connected' : 'connecting…', linked ? 'linked' : 'pending'));
   }
   const ping = span('ping', p.ping > 0 ? `${p.ping} ms` : '– ms');
   ping.title = 'Round trip to the server';
-  li.append(ping);
+  ping.setAttribute('aria-label', p.ping > 0 ? `ping ${p.ping} milliseconds` : 'ping not measured yet');
+  li.append(who, ping);
   if (s.role === 'host' && p.id !== s.you) {
     const kick = document.createElement('button');
     kick.type = 'button';
@@ -127,7 +130,7 @@ export function renderRoom(s: Readonly<HostrelayState>): void {
     const clients = s.players.length - 1;
     ui.peerOut.textContent =
       clients === 0 ? 'No players yet' : `${s.openPeers.length} of ${clients} connected to you`;
-    ui.rttOut.textContent = `${s.packetsReceived} packets received`;
+    ui.rttOut.textContent = `${s.packetsReceived} packet${s.packetsReceived === 1 ? '' : 's'} received`;
   } else {
     ui.peerOut.textContent = s.openPeers.length > 0 ? 'Connected to the host' : 'Connecting to the host…';
     ui.rttOut.textContent = s.rttMs === null ? 'RTT –' : `RTT ${s.rttMs.toFixed(2)} ms (median)`;

@@ -40,11 +40,16 @@ export function render(s: Readonly<HostrelayState>): void {
     shownPhase = s.phase;
     // Move focus into the new view for keyboard and screen-reader users; on
     // first load an empty name field takes it, so typing a name just works.
+    // The room view never grabs a text field: on a phone that opens the keyboard over the room.
     const view = ui.views[s.phase];
-    const field = view.querySelector<HTMLInputElement>('input:not([type=hidden]):not([readonly]):not([type=search])');
+    const field =
+      s.phase === 'room' ? null : view.querySelector<HTMLInputElement>('input:not([type=hidden]):not([readonly]):not([type=search])');
     if (field && !field.value) field.focus();
-    else if (!first) view.querySelector<HTMLElement>('h1')?.setAttribute('tabindex', '-1');
-    if (!first && !(field && !field.value)) view.querySelector<HTMLElement>('h1')?.focus();
+    else if (!first) {
+      const h1 = view.querySelector<HTMLElement>('h1');
+      h1?.setAttribute('tabindex', '-1');
+      h1?.focus({ preventScroll: true });
+    }
   }
   document.title = title(s);
   renderConnection(s);

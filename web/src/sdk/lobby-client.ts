@@ -155,7 +155,13 @@ export class LobbyClient {
   createRoom(options: CreateRoomOptions): Promise<RoomJoined> {
     return this.request(
       'createRoom',
-      { name: options.name, maxPlayers: options.maxPlayers, public: options.public, password: options.password },
+      {
+        name: options.name,
+        maxPlayers: options.maxPlayers,
+        public: options.public,
+        password: options.password,
+        mode: options.mode,
+      },
       'roomJoined',
     );
   }

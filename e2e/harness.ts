@@ -1,0 +1,120 @@
+import { mkdirSync } from 'node:fs';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll } from 'vitest';
+import { launchBrowser } from './browser';
+import { stateOf } from './page-state';
+import { serverBinary, startServer, type RunningServer } from './server';
+
+/**
+ * One server and one browser per test file, a fresh context (so fresh
+ * localStorage) per player. A failing test saves every open page's
+ * screenshot to test-results/<file>-<player>.png and prints its state,
+ * console and the server's last log lines.
+ */
+export interface Harness {
+  /** http://127.0.0.1:PORT */
+  readonly base: string;
+  readonly server: RunningServer;
+  /** Opens a player's page; `name` pre-sets the remembered player name. */
+  player(label: string, opts?: { name?: string; viewport?: { width: number; height: number } }): Promise<Page>;
+}
+
+export function useHarness(file: string): Harness {
+  let server: RunningServer | undefined;
+  let browser: Browser | undefined;
+  let contexts: BrowserContext[] = [];
+  let pages: { label: string; page: Page; log: string[] }[] = [];
+
+  beforeAll(async () => {
+    server = await startServer(serverBinary());
+    browser = await launchBrowser();
+  });
+
+  afterEach(async (ctx) => {
+    if (ctx.task.result?.state === 'fail') {
+      mkdirSync('test-results', { recursive: true });
+      for (const { label, page, log } of pages) {
+        if (page.isClosed()) continue;
+        await page.screenshot({ path: `test-results/${file}-${label}.png`, fullPage: true }).catch(() => undefined);
+        const state = await stateOf(page).catch(() => null);
+        process.stderr.write(`--- ${label}: state ${JSON.stringify(state)}\n${log.join('\n')}\n`);
+      }
+      process.stderr.write(`--- server log (last 40 lines)\n${server?.logs.slice(-40).join('\n')}\n`);
+    }
+    for (const c of contexts) await c.close().catch(() => undefined);
+    contexts = [];
+    pages = [];
+  });
+
+  afterAll(async () => {
+    await browser?.close();
+    await server?.stop();
+  });
+
+  return {
+    get base() {
+      if (!server) throw new Error('harness: server not started');
+      return `http://${server.http}`;
+    },
+    get server() {
+      if (!server) throw new Error('harness: server not started');
+      return server;
+    },
+    async player(label, opts = {}) {
+      if (!browser) throw new Error('harness: browser not started');
+      const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } });
+      contexts.push(context);
+      if (opts.name !== undefined) {
+        await context.addInitScript((n: string) => localStorage.setItem('hostrelay.name', n), opts.name);
+      }
+      const page = await context.newPage();
+      const log: string[] = [];
+      page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
+      page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
+      pages.push({ label, page, log });
+      return page;
+    },
+  };
+}
+
+/** Waits for a predicate in the page (a function, not a string: the page's CSP forbids eval). */
+export async function until<A extends number | string | null>(
+  page: Page,
+  predicate: (arg: A) => boolean,
+  arg: A,
+  timeoutMs = 15_000,
+): Promise<void> {
+  await page.waitForFunction(predicate as (a: unknown) => boolean, arg as unknown, { timeout: timeoutMs });
+}
+
+/** Hosts a room from the lobby page and returns its code. */
+export async function hostRoom(
+  page: Page,
+  base: string,
+  room: { name: string; max?: number; public?: boolean; password?: string; mode?: string; player?: string },
+): Promise<string> {
+  await page.goto(`${base}/`);
+  await until(page, () => window.hostrelay?.connection === 'online', null);
+  if (room.player !== undefined) await page.fill('#create-name', room.player);
+  await page.fill('#room-name', room.name);
+  await page.fill('#max-players', String(room.max ?? 8));
+  if (room.mode) await page.selectOption('#room-mode', room.mode);
+  await page.setChecked('#room-public', room.public ?? true);
+  if (room.password) await page.fill('#room-password', room.password);
+  await page.click('#create-button');
+  await until(page, () => window.hostrelay.phase === 'room', null);
+  return page.evaluate(() => window.hostrelay.roomCode ?? '');
+}
+
+/** Opens a share link and joins with the name already remembered. */
+export async function joinByLink(page: Page, base: string, code: string, password?: string): Promise<void> {
+  await page.goto(`${base}/r/${code}`);
+  await until(page, () => window.hostrelay.phase === 'name' && window.hostrelay.connection === 'online', null);
+  if (password !== undefined) {
+    await page.click('#join-button');
+    await until(page, () => window.hostrelay.needsPassword, null);
+    await page.fill('#join-password', password);
+  }
+  await page.click('#join-button');
+  await until(page, () => window.hostrelay.phase === 'room', null);
+}

@@ -1,0 +1,137 @@
+import { describe, expect, it } from 'vitest';
+import { hostRoom, joinByLink, until, useHarness } from './harness';
+
+// Joining and being turned away: share links, passwords, full rooms, codes
+// that do not exist, kicks that stick, a host who leaves, and the
+// reconnecting banner when the lobby connection drops. Every refusal must be
+// a sentence a player understands.
+//
+// Failed joins are rate-limited per IP (10, then one per 6 s) and every page
+// here is 127.0.0.1: this file spends 3.
+
+const h = useHarness('lobby-join');
+
+describe('join by link', () => {
+  it('asks for the password, refuses a wrong one, takes the right one', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Locked', password: 's3cret', public: false });
+
+    const grace = await h.player('grace', { name: 'Grace' });
+    await grace.goto(`${h.base}/r/${code}`);
+    await until(grace, () => window.hostrelay?.phase === 'name' && window.hostrelay.connection === 'online', null);
+    expect(await grace.title()).toBe(`Join ${code} · hostrelay`);
+    // The remembered name is filled in: one click.
+    expect(await grace.inputValue('#join-name')).toBe('Grace');
+    expect(await grace.isVisible('#join-password')).toBe(false);
+    await grace.click('#join-button');
+    await until(grace, () => window.hostrelay.needsPassword, null);
+    expect(await grace.isVisible('#join-password')).toBe(true);
+    expect(await grace.evaluate(() => document.activeElement?.id)).toBe('join-password');
+
+    await grace.fill('#join-password', 'wrong');
+    await grace.click('#join-button');
+    await until(grace, () => document.getElementById('join-error')?.textContent?.includes('not right') ?? false, null);
+    expect(await grace.evaluate(() => window.hostrelay.phase)).toBe('name');
+
+    await grace.fill('#join-password', 's3cret');
+    await grace.click('#join-button');
+    await until(grace, () => window.hostrelay.phase === 'room', null);
+    await until(host, () => window.hostrelay.players.length === 2, null);
+  });
+
+  it('says the room is full', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Duel', max: 2 });
+    await joinByLink(await h.player('bob', { name: 'Bob' }), h.base, code);
+
+    const late = await h.player('late', { name: 'Late' });
+    await late.goto(`${h.base}/r/${code}`);
+    await until(late, () => window.hostrelay?.connection === 'online', null);
+    await late.click('#join-button');
+    await until(late, () => window.hostrelay.phase === 'error', null);
+    expect(await late.textContent('#error-title')).toBe('Room is full');
+    expect(await late.textContent('#error-text')).toContain('This room is full');
+    expect(await late.isVisible('#retry-button')).toBe(true);
+  });
+
+  it('says a code leads nowhere', async () => {
+    const eve = await h.player('eve', { name: 'Eve' });
+    await eve.goto(`${h.base}/`);
+    await until(eve, () => window.hostrelay?.connection === 'online', null);
+    await eve.fill('#room-code', 'ZZZZZZZ');
+    await eve.click('#code-button');
+    await until(eve, () => window.hostrelay.phase === 'error', null);
+    expect(await eve.textContent('#error-title')).toBe('Room not found');
+    expect(await eve.title()).toBe('Room not found · hostrelay');
+    // A link with a malformed code is not worth a request.
+    await eve.goto(`${h.base}/r/not-a-code`);
+    await until(eve, () => window.hostrelay?.phase === 'error', null);
+    expect(await eve.textContent('#error-title')).toBe('Room not found');
+  });
+});
+
+describe('kick and host left', () => {
+  it('kicks a player, who cannot come back with the same link', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Strict' });
+    const bob = await h.player('bob', { name: 'Bob' });
+    await joinByLink(bob, h.base, code);
+    const cy = await h.player('cy', { name: 'Cy' });
+    await joinByLink(cy, h.base, code);
+    await until(host, () => window.hostrelay.players.length === 3, null);
+
+    // Only the host sees kick buttons.
+    expect(await bob.locator('button[data-kick]').count()).toBe(0);
+    const bobId = await bob.evaluate(() => window.hostrelay.you ?? '');
+    const kick = host.locator(`button[data-kick="${bobId}"]`);
+    expect(await kick.getAttribute('aria-label')).toBe('Kick Bob');
+    await kick.click(); // arms: "Sure?"
+    await until(host, (id) => document.querySelector(`button[data-kick="${id}"]`)?.textContent === 'Sure?', bobId);
+    await host.locator(`button[data-kick="${bobId}"]`).click();
+
+    await until(bob, () => window.hostrelay.phase === 'error', null);
+    expect(await bob.textContent('#error-title')).toBe('Removed from the room');
+    expect(await bob.textContent('#error-text')).toContain('removed you');
+    await until(host, () => window.hostrelay.players.length === 2, null);
+    await until(cy, () => window.hostrelay.players.length === 2, null);
+
+    // Same link, same browser: refused, with the same words.
+    await bob.goto(`${h.base}/r/${code}`);
+    await until(bob, () => window.hostrelay?.connection === 'online', null);
+    await bob.click('#join-button');
+    await until(bob, () => window.hostrelay.phase === 'error', null);
+    expect(await bob.evaluate(() => window.hostrelay.error?.code)).toBe('kicked');
+  });
+
+  it('tells the players when the host leaves', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Short lived' });
+    const bob = await h.player('bob', { name: 'Bob' });
+    await joinByLink(bob, h.base, code);
+    await host.click('#leave-button');
+    await until(bob, () => window.hostrelay.phase === 'error', null);
+    expect(await bob.textContent('#error-title')).toBe('Room closed');
+    expect(await bob.textContent('#error-text')).toContain('The host left');
+  });
+});
+
+describe('connection', () => {
+  it('shows a reconnecting banner when the WebSocket drops, and a client gets back into its room', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Bumpy' });
+    const bob = await h.player('bob', { name: 'Bob' });
+    await joinByLink(bob, h.base, code);
+    await until(host, () => window.hostrelay.players.length === 2, null);
+
+    await bob.evaluate(() => window.hostrelayTest.dropConnection());
+    await until(bob, () => window.hostrelay.connection === 'reconnecting', null);
+    expect(await bob.isVisible('#banner')).toBe(true);
+    expect(await bob.textContent('#banner-text')).toMatch(/Reconnecting|Retrying/);
+    await bob.click('#banner-retry').catch(() => undefined); // may already be back
+    await until(bob, () => window.hostrelay.connection === 'online', null);
+    await until(bob, () => window.hostrelay.phase === 'room' && window.hostrelay.players.length === 2, null);
+    await until(bob, () => document.getElementById('banner')?.hidden ?? false, null);
+    // The host saw Bob leave and come back with a new player id.
+    await until(host, () => window.hostrelay.players.length === 2 && window.hostrelay.players[1]?.id !== 'p2', null);
+  });
+});
