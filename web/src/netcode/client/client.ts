@@ -26,6 +26,8 @@ export interface NetClientOptions<I, F extends string> {
   smoothingMs?: number;
   /** A correction longer than this is shown as a jump (default Infinity). */
   snapDistance?: number;
+  /** The slide never moves the local entity faster than this, units/s (default Infinity). */
+  maxCorrectionSpeed?: number;
   interpolation?: Omit<PlayoutOptions, 'tickRate' | 'snapshotRate'> & {
     /** Longest a remote entity is extrapolated when snapshots stop, ms (default 100). */
     maxExtrapolationMs?: number;
@@ -58,8 +60,10 @@ export interface ClientView<F extends string> {
   localId: number | null;
   /** No snapshot reached this frame's render tick: remote entities are extrapolated or frozen. */
   dry: boolean;
-  /** How far corrections moved the local player since the previous frame (over the smoothed fields). */
+  /** How far smoothing of corrections moved the local player since the previous frame (over the smoothed fields). */
   visibleCorrection: number;
+  /** Length of a correction shown as a jump this frame (over snapDistance), else 0. */
+  snapped: number;
 }
 
 const BASELINES = 64;
@@ -146,6 +150,7 @@ export class NetClient<I, F extends string> {
       smoothFields: options.smoothFields ?? [],
       smoothingMs: options.smoothingMs,
       snapDistance: options.snapDistance,
+      maxCorrectionSpeed: options.maxCorrectionSpeed,
     });
   }
 
@@ -215,7 +220,7 @@ export class NetClient<I, F extends string> {
     const frameMs = this.lastViewAt === null ? 0 : now - this.lastViewAt;
     this.lastViewAt = now;
     const localId = this.localEntityId;
-    if (!this.playout) return { renderTick: 0, entities: new Map(), local: null, localId, dry: true, visibleCorrection: 0 };
+    if (!this.playout) return { renderTick: 0, entities: new Map(), local: null, localId, dry: true, visibleCorrection: 0, snapped: 0 };
     this.renderTick = this.playout.renderTick(now);
     const maxExtra = ((this.o.interpolation?.maxExtrapolationMs ?? 100) * this.tickRate) / 1000;
     const sample = this.buffer.sample(this.renderTick, maxExtra);
@@ -230,7 +235,8 @@ export class NetClient<I, F extends string> {
       this.counts.maxVisibleCorrection = Math.max(this.counts.maxVisibleCorrection, predicted.visibleCorrection);
     }
     const visibleCorrection = predicted?.visibleCorrection ?? 0;
-    return { renderTick: this.renderTick, entities, local, localId, dry: sample.dry, visibleCorrection };
+    const snapped = predicted?.snapped ?? 0;
+    return { renderTick: this.renderTick, entities, local, localId, dry: sample.dry, visibleCorrection, snapped };
   }
 
   stats(): ClientStats {

@@ -15,6 +15,8 @@ export interface PredictorOptions<I, F extends string> {
   smoothingMs?: number;
   /** An offset longer than this is dropped at once (a jump), not slid (default Infinity). */
   snapDistance?: number;
+  /** The slide never moves the entity faster than this, units per second (default Infinity): a cap on what a frame can show. */
+  maxCorrectionSpeed?: number;
   /** Inputs predicted beyond the host's acknowledgement before prediction pauses (default 120). */
   maxPending?: number;
 }
@@ -65,6 +67,7 @@ export class Predictor<I, F extends string> {
   private readonly smoothIdx: number[];
   private readonly smoothingMs: number;
   private readonly snapDistance: number;
+  private readonly maxCorrectionSpeed: number;
   private readonly maxPending: number;
   private snapPending = 0;
   private compared = 0;
@@ -74,6 +77,7 @@ export class Predictor<I, F extends string> {
     this.offset = o.smoothFields.map(() => 0);
     this.smoothingMs = o.smoothingMs ?? 100;
     this.snapDistance = o.snapDistance ?? Infinity;
+    this.maxCorrectionSpeed = o.maxCorrectionSpeed ?? Infinity;
     this.maxPending = o.maxPending ?? 120;
   }
 
@@ -188,23 +192,27 @@ export class Predictor<I, F extends string> {
   /**
    * The local entity to draw: the last two predicted ticks blended by
    * `alpha`, plus what is left of past corrections. Also returns how far the
-   * corrections moved it since the previous frame.
+   * smoothing moved it since the previous frame, and the length of a jump
+   * shown this frame (a correction over snapDistance), if any.
    */
-  render(alpha: number, frameMs: number): { entity: Entity<F>; visibleCorrection: number } | null {
+  render(alpha: number, frameMs: number): { entity: Entity<F>; visibleCorrection: number; snapped: number } | null {
     if (!this.cur) return null;
     const s = this.o.schema;
     const e = this.prev ? lerpEntity(s, this.prev, this.cur, alpha) : s.copy(this.cur);
     const before = this.offsetLength();
-    const k = Math.exp(-Math.max(0, frameMs) / this.smoothingMs);
+    if (before > 0) {
+      const dt = Math.max(0, frameMs);
+      const shrink = Math.min(before * (1 - Math.exp(-dt / this.smoothingMs)), (this.maxCorrectionSpeed * dt) / 1000);
+      const k = before < 1e-6 ? 0 : (before - shrink) / before;
+      for (let j = 0; j < this.offset.length; j++) this.offset[j]! *= k;
+    }
     this.smoothIdx.forEach((fi, j) => {
-      this.offset[j]! *= k;
-      if (Math.abs(this.offset[j]!) < 1e-6) this.offset[j] = 0;
       const f = s.fields[fi]!;
       e[f] += this.offset[j]!;
     });
-    const visibleCorrection = Math.max(this.snapPending, before - this.offsetLength());
+    const snapped = this.snapPending;
     this.snapPending = 0;
-    return { entity: e, visibleCorrection };
+    return { entity: e, visibleCorrection: before - this.offsetLength(), snapped };
   }
 
   private offsetLength(): number {

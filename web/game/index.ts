@@ -1,0 +1,184 @@
+// The demo game: a small 2D arena where players push a ball into goals.
+// Written only against the SDK's public API (src/sdk and src/netcode), the
+// way any game on hostrelay would be. The lobby calls mountGame when the
+// host presses Start.
+import './game.css';
+import { ConditionedTransport, NO_CONDITIONS, sessionTransport, type Conditions, type Entity } from '../src/netcode';
+import type { RoomSession } from '../src/sdk';
+import { autopilot } from './autopilot';
+import { ClientGame } from './client-game';
+import { DebugPanel } from './debug-panel';
+import { HostGame } from './host-game';
+import { Keyboard } from './keyboard';
+import { Netgraph } from './netgraph';
+import { Renderer, teamName } from './render';
+import { BALL_ID, teamOf, type ArenaInput, type Field } from './schema';
+import type { HostrelayGameHooks } from './test-hooks';
+
+export interface MountGameOptions {
+  session: RoomSession;
+  container: HTMLElement;
+  /** Start with the network conditioner set (default: off); the debug panel changes it live. */
+  conditions?: Partial<Conditions>;
+  /** Let a bot play for this tab (default false); a checkbox under the arena toggles it. */
+  autopilot?: boolean;
+}
+
+export interface GameHandle {
+  /** Stops the game, releases the channels to the lobby and removes the game's elements. */
+  dispose(): void;
+}
+
+export type { HostrelayGameHooks } from './test-hooks';
+
+/** Frames of ball positions a client keeps for window.hostrelayGame (about 20 s at 60 fps). */
+const SAMPLES = 1200;
+
+/**
+ * Mounts the arena into `container` and starts playing over the session's
+ * data channels: the host runs the world, clients predict and interpolate.
+ *
+ * @example
+ * lobby.on('gameStarted', () => {
+ *   const game = mountGame({ session, container: document.querySelector('#game')! });
+ *   session.on('closed', () => game.dispose());
+ * });
+ */
+export function mountGame(opts: MountGameOptions): GameHandle {
+  const { session, container } = opts;
+  const conditions: Conditions = { ...NO_CONDITIONS, ...opts.conditions };
+  const transport = new ConditionedTransport(sessionTransport(session), { conditions });
+  const keyboard = new Keyboard();
+  let pilot = opts.autopilot ?? false;
+  let me: Readonly<Entity<Field>> | null = null;
+  let ball: Readonly<Entity<Field>> | null = null;
+  const readInput = (): ArenaInput =>
+    pilot ? autopilot({ me: me && { x: me.x, y: me.y, team: me.team }, ball }) : keyboard.read();
+
+  // Elements: the stage (canvas + netgraph), a bar, the conditioner panel.
+  const root = document.createElement('section');
+  root.className = 'hr-game';
+  root.setAttribute('aria-label', 'game');
+  const stage = document.createElement('div');
+  stage.className = 'hr-game-stage';
+  const canvas = document.createElement('canvas');
+  canvas.className = 'hr-game-canvas';
+  canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', 'the arena');
+  const netgraph = new Netgraph();
+  stage.append(canvas, netgraph.el);
+  const bar = document.createElement('div');
+  bar.className = 'hr-game-bar';
+  const status = document.createElement('span');
+  status.className = 'hr-game-status';
+  status.setAttribute('role', 'status');
+  const help = document.createElement('span');
+  help.className = 'hr-game-help';
+  help.textContent = 'Move with arrows or WASD, kick with space.';
+  const pilotLabel = document.createElement('label');
+  const pilotBox = document.createElement('input');
+  pilotBox.type = 'checkbox';
+  pilotBox.id = 'hr-autopilot';
+  pilotBox.checked = pilot;
+  pilotBox.addEventListener('change', () => (pilot = pilotBox.checked));
+  pilotLabel.append(pilotBox, ' Autopilot');
+  bar.append(status, help, pilotLabel);
+  const panel = new DebugPanel(conditions, (c) => transport.setConditions(c));
+  root.append(stage, bar, panel.el);
+  container.append(root);
+  const renderer = new Renderer(canvas);
+
+  const nameOf = (id: string): string => session.players.find((p) => p.id === id)?.name ?? id;
+  const host = session.role === 'host' ? new HostGame(transport, readInput) : null;
+  const client = host ? null : new ClientGame(transport, readInput);
+  const samples: [number, number, number][] = [];
+  let ended: string | null = null;
+
+  const names = (): Map<number, string> => {
+    const players = host ? host.net.players : (client?.net.players ?? []);
+    return new Map(players.map((p) => [p.slot, nameOf(p.id)]));
+  };
+  const setStatus = (): void => {
+    const slot = host ? 0 : client?.net.slot;
+    const team = slot === null || slot === undefined ? '' : `You play for ${teamName(teamOf(slot))}. `;
+    const kicked = client?.net.kicked;
+    status.textContent = ended ?? (kicked ? `Kicked by the host: ${kicked}` : slot === null ? 'Connecting to the host…' : team);
+  };
+
+  let frame = 0;
+  const draw = (): void => {
+    if (host) {
+      const entities = host.view();
+      me = entities.get(0) ?? null;
+      ball = entities.get(BALL_ID) ?? null;
+      renderer.draw({ entities, localId: 0, names: names() });
+    } else if (client) {
+      const v = client.view();
+      me = v.local;
+      ball = v.entities.get(BALL_ID) ?? null;
+      if (ball) {
+        samples.push([v.renderTick, ball.x, ball.y]);
+        if (samples.length > SAMPLES) samples.shift();
+      }
+      renderer.draw({ entities: v.entities, localId: v.localId, names: names() });
+    }
+    frame = requestAnimationFrame(draw);
+  };
+
+  const statsTimer = window.setInterval(() => {
+    setStatus();
+    if (host) {
+      netgraph.showHost(
+        host.net.tick,
+        host.peerStats().map((p) => ({ name: nameOf(p.id), stats: p.stats })),
+      );
+    } else if (client) {
+      netgraph.showClient(client.net.stats());
+    }
+  }, 250);
+
+  const offClosed = session.on('closed', (reason) => {
+    ended = reason === 'host_left' ? 'The host left: the game is over.' : `The game ended (${reason}).`;
+    setStatus();
+    host?.stop();
+    client?.stop();
+  });
+
+  const hooks: HostrelayGameHooks = {
+    role: host ? 'host' : 'client',
+    ready: () => (host ? host.net.players.length > 1 : !!client && client.net.slot !== null && me !== null && ball !== null),
+    tick: () => (host ? host.net.tick : (samples[samples.length - 1]?.[0] ?? 0)),
+    ballHistory: () => host?.ballHistory() ?? [],
+    ballSamples: () => (host ? (ball ? [[host.net.tick, ball.x, ball.y]] : []) : [...samples]),
+    clientStats: () => client?.net.stats() ?? null,
+    hostStats: () => host?.peerStats() ?? [],
+    setAutopilot: (on) => {
+      pilot = on;
+      pilotBox.checked = on;
+    },
+    setConditions: (c) => transport.setConditions(c),
+  };
+  window.hostrelayGame = hooks;
+
+  host?.start();
+  client?.start();
+  setStatus();
+  frame = requestAnimationFrame(draw);
+
+  let disposed = false;
+  return {
+    dispose() {
+      if (disposed) return;
+      disposed = true;
+      cancelAnimationFrame(frame);
+      clearInterval(statsTimer);
+      offClosed();
+      host?.stop();
+      client?.stop();
+      transport.dispose();
+      keyboard.dispose();
+      root.remove();
+      if (window.hostrelayGame === hooks) delete window.hostrelayGame;
+    },
+  };
+}
