@@ -20,6 +20,7 @@ const (
 	CodeKicked             = "kicked"         // the host kicked you from this room; you cannot rejoin it
 	CodeNotReady           = "not_ready"      // StartGame while a player is not ready
 	CodeNameRequired       = "name_required"  // CreateRoom or JoinRoom before a name was set
+	CodeResumeFailed       = "resume_failed"  // the seat is gone or the token is not valid: send a plain hello
 	CodeRateLimited        = "rate_limited"
 	CodeServerFull         = "server_full" // the server's room limit is reached
 	CodeInternal           = "internal"

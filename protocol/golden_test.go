@@ -33,6 +33,16 @@ type goldenCase struct {
 var goldenCases = []goldenCase{
 	{"hello", TypeHello, 1, &Hello{Version: Version, Name: "Ada"}},
 	{"welcome", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame, Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e"}},
+	{"hello resume", TypeHello, 1, &Hello{Version: Version, Resume: "rs_3x9k2m7q4v8b6n5c2w4e6r8t", Received: 300}},
+	{"welcome with resume", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame,
+		Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e", Resume: "rs_3x9k2m7q4v8b6n5c2w4e6r8t", Grace: 20}},
+	{"welcome resumed", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame,
+		Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e", Resume: "rs_7n2c4w6e8r3x9k2m5q4v8b6t", Grace: 20, Resumed: true}},
+	{"create migrating room", TypeCreateRoom, 2, &CreateRoom{Name: "arena", MaxPlayers: 4, Public: true, Migrate: true}},
+	{"player away", TypePlayerUpdated, 0, &PlayerUpdated{Player: Player{ID: "p2", Name: "Grace", Ping: 12, Away: true}}},
+	{"host changed", TypeHostChanged, 0, &HostChanged{Host: "p2", Previous: "p1"}},
+	{"ice refresh", TypeICERefresh, 0, &ICERefresh{ICE: ICE{Servers: []ICEServer{{
+		URLs: []string{"turn:127.0.0.1:3478?transport=udp"}, Username: "1795003600:s_4kq9z2mx7c3v", Credential: "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg="}}, TTL: 3600}}},
 	{"error reply", TypeError, 7, &Error{Code: CodeRoomFull, Message: "room ABC2345 is full (8 of 8)"}},
 	{"ok", TypeOK, 9, &OK{}},
 	{"create room", TypeCreateRoom, 2, &CreateRoom{Name: "Friday ball ⚽", MaxPlayers: 8, Public: true, Password: "hunter2"}},

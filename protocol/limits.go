@@ -17,6 +17,7 @@ const (
 	// (envelope, body, list); anything deeper is an attack, not a message.
 	MaxDepth = 8
 
+	MaxResumeToken = 64   // bytes
 	MaxPlayerName  = 32   // runes
 	MaxRoomName    = 48   // runes
 	MaxPassword    = 64   // bytes

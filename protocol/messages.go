@@ -41,6 +41,11 @@ type Hello struct {
 	Name    string `msgpack:"name,omitempty" json:"name,omitempty"`
 	Device  string `msgpack:"device,omitempty" json:"device,omitempty"`
 	Pings   bool   `msgpack:"pings,omitempty" json:"pings,omitempty"`
+	// Resume, with the resume token of an earlier Welcome, takes that
+	// session's seat back after its connection dropped. Received is how many
+	// frames the client had received on it (see resume.go).
+	Resume   string `msgpack:"resume,omitempty" json:"resume,omitempty"`
+	Received uint64 `msgpack:"received,omitempty" json:"received,omitempty"`
 }
 
 // Welcome answers Hello. Session names this lobby session in logs and in the
@@ -52,6 +57,12 @@ type Welcome struct {
 	Session  string `msgpack:"session,omitempty" json:"session,omitempty"`
 	MaxFrame int    `msgpack:"maxFrame,omitempty" json:"maxFrame,omitempty"`
 	Token    string `msgpack:"token,omitempty" json:"token,omitempty"`
+	// Resume is the single-use token that takes this seat back after a
+	// dropped connection, within Grace seconds. Resumed is set on the
+	// Welcome that answers a resume.
+	Resume  string `msgpack:"resume,omitempty" json:"resume,omitempty"`
+	Grace   int    `msgpack:"grace,omitempty" json:"grace,omitempty"`
+	Resumed bool   `msgpack:"resumed,omitempty" json:"resumed,omitempty"`
 }
 
 // Error is the reply to a request that failed, or (id 0) a notice before the
@@ -72,6 +83,10 @@ type CreateRoom struct {
 	Public     bool   `msgpack:"public,omitempty" json:"public,omitempty"`
 	Password   string `msgpack:"password,omitempty" json:"password,omitempty"`
 	Mode       string `msgpack:"mode,omitempty" json:"mode,omitempty"`
+	// Migrate asks the server to promote a client when the host leaves,
+	// instead of closing the room. Set it when the game can continue on a
+	// new host (the netcode SDK can).
+	Migrate bool `msgpack:"migrate,omitempty" json:"migrate,omitempty"`
 }
 
 // JoinRoom joins the room with this code as a client.
@@ -93,6 +108,8 @@ type Player struct {
 	Name  string `msgpack:"name,omitempty" json:"name,omitempty"`
 	Ready bool   `msgpack:"ready,omitempty" json:"ready,omitempty"`
 	Ping  int    `msgpack:"ping,omitempty" json:"ping,omitempty"`
+	// Away is set while the player's connection is down and its seat held.
+	Away bool `msgpack:"away,omitempty" json:"away,omitempty"`
 }
 
 // RoomInfo describes a room. Host is the player id of the host. Started is
@@ -106,6 +123,7 @@ type RoomInfo struct {
 	Host        string `msgpack:"host,omitempty" json:"host,omitempty"`
 	Mode        string `msgpack:"mode,omitempty" json:"mode,omitempty"`
 	Started     bool   `msgpack:"started,omitempty" json:"started,omitempty"`
+	Migrate     bool   `msgpack:"migrate,omitempty" json:"migrate,omitempty"`
 }
 
 // ICEServer has the shape of the WebRTC RTCIceServer dictionary.
@@ -162,6 +180,9 @@ type Signal struct {
 // NewBody returns a pointer to a zero message for a type tag, or false for a
 // tag this package does not know.
 func NewBody(typ string) (any, bool) {
+	if b, ok := newResumeBody(typ); ok {
+		return b, true
+	}
 	switch typ {
 	case TypeHello:
 		return &Hello{}, true

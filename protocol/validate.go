@@ -48,6 +48,9 @@ func ValidatePlayerName(name string) error { return validText("name", name, MaxP
 // Validate checks a Hello. The version is the handler's business (it has its
 // own error code); an empty name is allowed until a room needs one.
 func (m *Hello) Validate() error {
+	if len(m.Resume) > MaxResumeToken {
+		return invalid("resume", "is longer than %d bytes", MaxResumeToken)
+	}
 	if m.Name != "" {
 		if err := ValidatePlayerName(m.Name); err != nil {
 			return err

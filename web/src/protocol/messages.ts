@@ -30,6 +30,8 @@ export const MessageType = {
   UnwatchRooms: 'unwatchRooms',
   RoomList: 'roomList',
   RoomListUpdate: 'roomListUpdate',
+  HostChanged: 'hostChanged',
+  IceRefresh: 'iceRefresh',
 } as const;
 
 /** Signal kinds: the joining client offers, the host answers, both trickle candidates. */
@@ -51,6 +53,10 @@ export interface Hello {
   device: string;
   /** Ask for playerUpdated events whenever a member's ping changes. */
   pings: boolean;
+  /** The resume token of an earlier Welcome: take that seat back. */
+  resume: string;
+  /** Frames received on that session, not counting resumed Welcomes. */
+  received: number;
 }
 
 /**
@@ -63,6 +69,11 @@ export interface Welcome {
   session: string;
   maxFrame: number;
   token: string;
+  /** Single-use token that takes this seat back within `grace` seconds. */
+  resume: string;
+  grace: number;
+  /** Set on the Welcome that answers a resume. */
+  resumed: boolean;
 }
 
 /** The reply to a failed request, or (id 0) a notice before the server closes. */
@@ -82,6 +93,8 @@ export interface CreateRoom {
   password: string;
   /** A free label for the game mode, shown in the room list. */
   mode: string;
+  /** Promote a client when the host leaves instead of closing the room. */
+  migrate: boolean;
 }
 
 /** Joins the room with this code as a client. */
@@ -103,6 +116,8 @@ export interface Player {
   name: string;
   ready: boolean;
   ping: number;
+  /** The player's connection is down and its seat is held. */
+  away: boolean;
 }
 
 /** Describes a room; `host` is the player id of the host. */
@@ -116,6 +131,8 @@ export interface RoomInfo {
   mode: string;
   /** The host has started the game. */
   started: boolean;
+  /** A client is promoted when the host leaves. */
+  migrate: boolean;
 }
 
 /** Has the shape of the WebRTC RTCIceServer dictionary. */
@@ -254,6 +271,17 @@ export interface RoomListUpdate {
   del: string[];
 }
 
+/** Names the room's new host after the old one left (rooms with `migrate`). */
+export interface HostChanged {
+  host: string;
+  prev: string;
+}
+
+/** Fresh TURN credentials for this session, sent before the old ones expire. */
+export interface IceRefresh {
+  ice: Ice;
+}
+
 /** Each message type tag and its body. */
 export interface MessageMap {
   hello: Hello;
@@ -282,6 +310,8 @@ export interface MessageMap {
   unwatchRooms: UnwatchRooms;
   roomList: RoomList;
   roomListUpdate: RoomListUpdate;
+  hostChanged: HostChanged;
+  iceRefresh: IceRefresh;
 }
 export type MessageTypeName = keyof MessageMap;
 

@@ -6,6 +6,8 @@ import type {
   ErrorBody,
   GameStarted,
   Hello,
+  HostChanged,
+  IceRefresh,
   Ice,
   IceServer,
   JoinRoom,
@@ -37,7 +39,7 @@ import type {
 
 // One schema per Go struct in protocol/messages.go, fields in the same order.
 
-const player = struct<Player>({ id: str, name: str, ready: bool, ping: int });
+const player = struct<Player>({ id: str, name: str, ready: bool, ping: int, away: bool });
 
 const roomInfo = struct<RoomInfo>({
   code: str,
@@ -48,6 +50,7 @@ const roomInfo = struct<RoomInfo>({
   host: str,
   mode: str,
   started: bool,
+  migrate: bool,
 });
 
 const roomSummary = struct<RoomSummary>({
@@ -66,11 +69,19 @@ const ice = struct<Ice>({ servers: list(iceServer), ttl: int });
 
 /** The body codec for every message type. */
 export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } = {
-  hello: struct<Hello>({ v: int, name: str, device: str, pings: bool }),
-  welcome: struct<Welcome>({ v: int, session: str, maxFrame: int, token: str }),
+  hello: struct<Hello>({ v: int, name: str, device: str, pings: bool, resume: str, received: int }),
+  welcome: struct<Welcome>({
+    v: int,
+    session: str,
+    maxFrame: int,
+    token: str,
+    resume: str,
+    grace: int,
+    resumed: bool,
+  }),
   error: struct<ErrorBody>({ code: str, msg: str }),
   ok: struct<Ok>({}),
-  createRoom: struct<CreateRoom>({ name: str, maxPlayers: int, public: bool, password: str, mode: str }),
+  createRoom: struct<CreateRoom>({ name: str, maxPlayers: int, public: bool, password: str, mode: str, migrate: bool }),
   joinRoom: struct<JoinRoom>({ code: str, password: str }),
   roomJoined: struct<RoomJoined>({
     room: always(roomInfo),
@@ -104,6 +115,8 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
   unwatchRooms: struct<UnwatchRooms>({}),
   roomList: struct<RoomList>({ rooms: list(roomSummary) }),
   roomListUpdate: struct<RoomListUpdate>({ set: list(roomSummary), del: list(str) }),
+  hostChanged: struct<HostChanged>({ host: str, prev: str }),
+  iceRefresh: struct<IceRefresh>({ ice: always(ice) }),
 };
 
 export function isMessageType(t: string): t is MessageTypeName {

@@ -5,11 +5,11 @@ import { FakeServer } from './fake-transport.test-util';
 import { LobbyClient } from './lobby-client';
 
 const joined = {
-  room: { code: 'ABC2345', name: 'r', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false },
+  room: { code: 'ABC2345', name: 'r', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false },
   you: 'p2',
   players: [
-    { id: 'p1', name: 'Ada', ready: false, ping: 0 },
-    { id: 'p2', name: 'Grace', ready: false, ping: 0 },
+    { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false },
+    { id: 'p2', name: 'Grace', ready: false, ping: 0, away: false },
   ],
   ice: { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }], ttl: 60 },
 };
@@ -22,7 +22,7 @@ describe('LobbyClient.connect', () => {
   it('says hello with an id and resolves on welcome', async () => {
     const server = FakeServer.welcoming();
     const client = await LobbyClient.connect('ws://x/ws', 'Ada', { transport: server.factory });
-    expect(server.received[0]).toEqual({ t: 'hello', id: 1, b: { v: 1, name: 'Ada', device: '', pings: false } });
+    expect(server.received[0]).toEqual({ t: 'hello', id: 1, b: { v: 1, name: 'Ada', device: '', pings: false, resume: '', received: 0 } });
     expect(client.session).toBe('s_test');
     expect(client.connected).toBe(true);
   });
@@ -85,7 +85,7 @@ describe('LobbyClient requests', () => {
     expect(server.received[1]).toEqual({
       t: 'createRoom',
       id: 2,
-      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '' },
+      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false },
     });
   });
 
@@ -135,7 +135,7 @@ describe('LobbyClient events', () => {
     client.on('signal', (s) => signals.push(s));
     client.on('error', (e) => errors.push(e));
 
-    server.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0 } });
+    server.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false } });
     server.send('signal', 0, { to: 'p1', from: 'p3', kind: 'candidate' });
     server.send('playerLeft', 0, { id: 'p3', reason: 'disconnected' });
     server.send('roomClosed', 0, { reason: 'host_left' });
@@ -143,7 +143,7 @@ describe('LobbyClient events', () => {
     server.handlers?.message(new Uint8Array([0xc1]).buffer);
     server.handlers?.message(new Uint8Array([0x81, 0xa1, 0x74, 0xa3, 0x66, 0x6f, 0x6f]).buffer); // unknown type: skipped
 
-    expect(players).toEqual([{ id: 'p3', name: 'Linus', ready: false, ping: 0 }]);
+    expect(players).toEqual([{ id: 'p3', name: 'Linus', ready: false, ping: 0, away: false }]);
     expect(signals).toEqual([{ to: 'p1', from: 'p3', kind: 'candidate', sdp: '', cand: '', mid: '' }]);
     expect(left).toHaveBeenCalledWith({ id: 'p3', reason: 'disconnected' });
     expect(closed).toHaveBeenCalledWith({ reason: 'host_left' });

@@ -31,7 +31,7 @@ const summary = (code: string, players = 1): RoomSummary => ({
 describe('LobbyClient room features', () => {
   it('sends device and pings in hello, and a name may come later', async () => {
     const [client, server] = await connected({ device: 'dev_0123456789abcdef', pings: true });
-    expect(server.received[0]?.b).toEqual({ v: 1, name: '', device: 'dev_0123456789abcdef', pings: true });
+    expect(server.received[0]?.b).toEqual({ v: 1, name: '', device: 'dev_0123456789abcdef', pings: true, resume: '', received: 0 });
     await client.setName('  Ada ');
     expect(client.name).toBe('Ada');
     expect(server.received[1]).toEqual({ t: 'setName', id: 2, b: { name: '  Ada ' } });
@@ -70,8 +70,8 @@ describe('LobbyClient room features', () => {
     client.on('gameStarted', (g) => seen.push(['started', g.mode]));
     client.on('chatMessage', (m: ChatMessage) => seen.push(['chat', m.name, m.text, m.at]));
     client.on('roomClosed', (e) => seen.push(['closed', e.reason]));
-    server.send('playerUpdated', 0, { player: { id: 'p2', name: 'Grace', ready: true, ping: 12 } });
-    server.send('roomUpdated', 0, { room: { code: 'ABC2345', name: 'new', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: true } });
+    server.send('playerUpdated', 0, { player: { id: 'p2', name: 'Grace', ready: true, ping: 12, away: false } });
+    server.send('roomUpdated', 0, { room: { code: 'ABC2345', name: 'new', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: true, migrate: false } });
     server.send('gameStarted', 0, { mode: 'Teams' });
     server.send('chatMessage', 0, { from: 'p2', name: 'Grace', text: '<img src=x>', at: 5 });
     server.send('roomClosed', 0, { reason: 'kicked' });

@@ -7,10 +7,10 @@ import { LobbyClient } from './lobby-client';
 import { RoomSession } from './room-session';
 
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }], ttl: 60 };
-const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false };
+const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false };
 
 function joined(you: string, players: string[]): RoomJoined {
-  return { room, you, players: players.map((id) => ({ id, name: id.toUpperCase(), ready: false, ping: 0 })), ice };
+  return { room, you, players: players.map((id) => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false })), ice };
 }
 
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
@@ -158,7 +158,7 @@ describe('RoomSession as the host', () => {
     expect(session.role).toBe('host');
     expect(peers.made).toHaveLength(0);
 
-    server.send('playerJoined', 0, { player: { id: 'p2', name: 'Grace', ready: false, ping: 0 } });
+    server.send('playerJoined', 0, { player: { id: 'p2', name: 'Grace', ready: false, ping: 0, away: false } });
     server.send('signal', 0, { to: 'p1', from: 'p2', kind: 'offer', sdp: 'offer-sdp' });
     server.send('signal', 0, { to: 'p1', from: 'p2', kind: 'candidate', cand: 'candidate:9', mid: '0' });
     await flush();
