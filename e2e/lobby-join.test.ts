@@ -116,6 +116,32 @@ describe('kick and host left', () => {
 });
 
 describe('connection', () => {
+  it('says the server is unreachable, keeps trying, and recovers', async () => {
+    const page = await h.player('offline', { name: 'Olga' });
+    let block = true;
+    // Every lobby WebSocket is closed at once, as if the server were down.
+    await page.routeWebSocket(/\/ws$/, (ws) => {
+      if (block) ws.close();
+      else ws.connectToServer();
+    });
+    await page.goto(`${h.base}/`);
+    await until(page, () => window.hostrelay?.connection === 'reconnecting' && window.hostrelay.retryInMs !== null, null);
+    expect(await page.isVisible('#banner')).toBe(true);
+    expect(await page.textContent('#banner-text')).toContain('Can’t reach the server');
+    expect(await page.textContent('#conn')).toBe('Reconnecting…');
+    expect(await page.textContent('#rooms-empty')).toContain('Waiting for the server');
+    await page.fill('#room-code', 'ABC2345');
+    await page.click('#code-button');
+    await until(page, () => window.hostrelay.phase === 'name', null);
+    await page.click('#join-button');
+    await until(page, () => document.getElementById('join-error')?.textContent?.includes('Cannot reach') ?? false, null);
+
+    block = false;
+    await page.click('#banner-retry');
+    await until(page, () => window.hostrelay.connection === 'online', null);
+    expect(await page.isVisible('#banner')).toBe(false);
+  });
+
   it('shows a reconnecting banner when the WebSocket drops, and a client gets back into its room', async () => {
     const host = await h.player('host', { name: 'Ada' });
     const code = await hostRoom(host, h.base, { name: 'Bumpy' });

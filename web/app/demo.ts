@@ -44,6 +44,8 @@ export class PointerDemo {
   private readonly timers: number[] = [];
   private frame = 0;
   private readonly offs: (() => void)[] = [];
+  /** Canvas pixels per screen pixel. */
+  private k = 1;
 
   constructor(
     private readonly canvas: HTMLCanvasElement,
@@ -129,7 +131,10 @@ export class PointerDemo {
       ctx.lineTo(w, y + 0.5);
       ctx.stroke();
     }
-    ctx.font = '14px system-ui, sans-serif';
+    // The canvas is scaled down by CSS on a phone: size text and dots in
+    // screen pixels so they stay readable.
+    this.k = c.clientWidth > 0 ? Math.max(1, c.width / c.clientWidth) : 1;
+    ctx.font = `${Math.round(14 * this.k)}px system-ui, sans-serif`;
     ctx.textBaseline = 'middle';
     const ink = style.color || '#222';
     for (const [id, p] of this.remote) {
@@ -154,10 +159,11 @@ export class PointerDemo {
     const x = p.x * w;
     const y = p.y * h;
     ctx.beginPath();
-    ctx.arc(x, y, ring ? 12 : 8, 0, Math.PI * 2);
+    const k = this.k;
+    ctx.arc(x, y, (ring ? 12 : 8) * k, 0, Math.PI * 2);
     if (ring) {
       ctx.strokeStyle = color;
-      ctx.lineWidth = 3;
+      ctx.lineWidth = 3 * k;
       ctx.stroke();
     } else {
       ctx.fillStyle = color;
@@ -167,10 +173,10 @@ export class PointerDemo {
     // The echo ring sits under the local dot most of the time: label it below.
     if (ring) {
       ctx.textAlign = 'center';
-      ctx.fillText(label, x, y + 26);
+      ctx.fillText(label, x, y + 26 * k);
       ctx.textAlign = 'start';
     } else {
-      ctx.fillText(label, x + 16, y);
+      ctx.fillText(label, x + 16 * k, y);
     }
   }
 }
