@@ -24,10 +24,11 @@ const { hooks, attach } = installTestHooks(pageStart, () => link.simulateDrop())
 const rooms = new RoomController(store, hooks, attach);
 let directory: RoomDirectory | null = null;
 
-store.subscribe(render);
+// Fields are filled before the first render, which focuses an empty name field only.
 setUpName();
 setUpCreate();
 setUpJoin();
+store.subscribe(render);
 window.addEventListener('popstate', () => location.reload());
 
 if (sharePath !== undefined) {
