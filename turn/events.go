@@ -48,6 +48,7 @@ func (r *registry) onAllocationCreated(src, _ net.Addr, _, username, _ string, r
 		if rc.udpClient {
 			r.clients[key.client] = rc
 		}
+		r.bySession[session] = append(r.bySession[session], rc)
 	}
 	// A record already here belongs to an allocation on the same 5-tuple whose
 	// deletion event has not arrived yet (pion reports it after unlocking).

@@ -94,7 +94,7 @@ func (r *registry) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n i
 	client, udp := peer.client, peer.udpClient
 	r.mu.RUnlock()
 
-	if !r.sameRoom(self, other) {
+	if !r.sameRoom(from, self, peer, other) {
 		return to, 0, false
 	}
 	if !hasBack || !udp {

@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,23 +32,52 @@ func TestMain(m *testing.M) {
 
 // fakeSessions stands in for the lobby.
 type fakeSessions struct {
-	mu    sync.RWMutex
-	rooms map[string]string // live session -> room ("" = in no room)
+	mu      sync.RWMutex
+	rooms   map[string]string // live session -> room ("" = in no room)
+	watcher func(string)      // set through watchedSessions.WatchRooms
+	roomOfs atomic.Int64      // RoomOf calls
 }
 
 func newFakeSessions() *fakeSessions { return &fakeSessions{rooms: make(map[string]string)} }
 
+// join and end report the change to a watcher after making it, under the
+// lock, as the hub does.
 func (f *fakeSessions) join(session, room string) {
 	f.mu.Lock()
 	f.rooms[session] = room
+	if f.watcher != nil {
+		f.watcher(session)
+	}
 	f.mu.Unlock()
 }
 
 func (f *fakeSessions) end(session string) {
 	f.mu.Lock()
 	delete(f.rooms, session)
+	if f.watcher != nil {
+		f.watcher(session)
+	}
 	f.mu.Unlock()
 }
+
+// watchedSessions is a fakeSessions that also reports room changes, so turn
+// caches rooms.
+type watchedSessions struct{ *fakeSessions }
+
+func (w watchedSessions) WatchRooms(fn func(string)) func() {
+	w.mu.Lock()
+	w.watcher = fn
+	w.mu.Unlock()
+
+	return func() {
+		w.mu.Lock()
+		w.watcher = nil
+		w.mu.Unlock()
+	}
+}
+
+// watched makes newServer hand turn a watchedSessions.
+func watched(c *Config) { c.Sessions = watchedSessions{c.Sessions.(*fakeSessions)} } //nolint:forcetypeassert // test config
 
 func (f *fakeSessions) SessionLive(id string) bool {
 	f.mu.RLock()
@@ -58,6 +88,7 @@ func (f *fakeSessions) SessionLive(id string) bool {
 }
 
 func (f *fakeSessions) RoomOf(id string) (string, bool) {
+	f.roomOfs.Add(1)
 	f.mu.RLock()
 	defer f.mu.RUnlock()
 	room, ok := f.rooms[id]

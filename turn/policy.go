@@ -29,6 +29,10 @@ type registry struct {
 	// the host and needs no NAT hairpin when PublicIP is not on an interface.
 	local netip.Addr
 
+	// watching is set when Sessions reports room changes (RoomWatcher), so
+	// rooms can be cached per allocation.
+	watching bool
+
 	droppedWrites atomic.Uint64
 	droppedReads  atomic.Uint64
 	droppedFull   atomic.Uint64 // allowed packets dropped because the peer's inbox was full
@@ -39,6 +43,7 @@ type registry struct {
 	pending    map[uint16]*relayConn         // sockets whose allocation is not created yet
 	relays     map[uint16]*relayConn         // sockets of live allocations
 	clients    map[netip.AddrPort]*relayConn // live allocations of UDP clients, by client address
+	bySession  map[string][]*relayConn       // live allocations by session, for invalidate
 	allocs     map[allocKey]allocRecord
 	perSession map[string]int
 }
@@ -72,6 +77,7 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		pending:       make(map[uint16]*relayConn),
 		relays:        make(map[uint16]*relayConn),
 		clients:       make(map[netip.AddrPort]*relayConn),
+		bySession:     make(map[string][]*relayConn),
 		allocs:        make(map[allocKey]allocRecord),
 		perSession:    make(map[string]int),
 	}
@@ -149,25 +155,11 @@ func (r *registry) outbound(from *relayConn, dst net.Addr) (*relayConn, bool) {
 		other = peer.session
 	}
 	r.mu.RUnlock()
-	if peer == nil || !r.sameRoom(self, other) {
+	if peer == nil || !r.sameRoom(from, self, peer, other) {
 		return nil, false
 	}
 
 	return peer, true
-}
-
-// sameRoom reports whether two sessions are both in a room, the same one.
-func (r *registry) sameRoom(a, b string) bool {
-	if a == "" || b == "" {
-		return false
-	}
-	room, ok := r.sessions.RoomOf(a)
-	if !ok {
-		return false
-	}
-	other, ok := r.sessions.RoomOf(b)
-
-	return ok && other == room
 }
 
 // inbound maps the source of a packet read from a relay socket to the
@@ -246,8 +238,28 @@ func (r *registry) removeRelay(c *relayConn) {
 	if c.udpClient && r.clients[c.client] == c {
 		delete(r.clients, c.client)
 	}
+	r.dropSessionRelayLocked(c)
 	c.channels = nil
 	r.mu.Unlock()
+}
+
+// dropSessionRelayLocked removes c from its session's list.
+func (r *registry) dropSessionRelayLocked(c *relayConn) {
+	list := r.bySession[c.session]
+	for i, o := range list {
+		if o == c {
+			list[i] = list[len(list)-1]
+			list[len(list)-1] = nil
+			list = list[:len(list)-1]
+
+			break
+		}
+	}
+	if len(list) == 0 {
+		delete(r.bySession, c.session)
+	} else {
+		r.bySession[c.session] = list
+	}
 }
 
 // closeRelays refuses new relay sockets and closes every existing one, which

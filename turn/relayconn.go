@@ -43,6 +43,8 @@ type relayConn struct {
 	parked atomic.Bool
 	// deadline is the read deadline set by SetReadDeadline (unix ns, 0: none).
 	deadline atomic.Int64
+	// rooms caches the room of session when Sessions reports room changes.
+	rooms roomCache
 }
 
 // aLongTimeAgo is a read deadline that makes a blocked read return at once.

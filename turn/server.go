@@ -29,6 +29,7 @@ type Server struct {
 
 	stopMu    sync.Mutex
 	stopCtx   func() bool // unregisters the ctx hook; nil until New sets it
+	stopWatch func()      // unregisters the room watch; nil without one
 	closeOnce sync.Once
 	closeErr  error
 }
@@ -92,12 +93,21 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			PermissionHandler:     s.reg.permit,
 		}}
 	}
+	// Before any packet flows: watching is read without a lock.
+	if w, ok := cfg.Sessions.(RoomWatcher); ok {
+		s.reg.watching = true
+		s.stopWatch = w.WatchRooms(s.reg.invalidate)
+	}
 	s.pion, err = pionturn.NewServer(pcfg)
 	if err != nil {
+		if s.stopWatch != nil {
+			s.stopWatch()
+		}
 		s.closeListeners()
 
 		return nil, fmt.Errorf("turn: start: %w", err)
 	}
+
 	// The hook may fire (and run Close) before AfterFunc returns, so stopCtx
 	// is published under a lock.
 	stop := context.AfterFunc(ctx, func() { _ = s.Close() })
@@ -154,6 +164,9 @@ func (s *Server) close() error {
 		s.stopCtx()
 	}
 	s.stopMu.Unlock()
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	// pion's Close closes only the listeners; its read loops then close the
 	// allocations they own, but TCP connections stay open until closed here.
 	err := s.pion.Close()

@@ -59,9 +59,15 @@ func channelPair(t *testing.T, srv *Server, fs *fakeSessions) (a, b net.PacketCo
 	return a, b, ra, rb
 }
 
-// The fast path relays only what the policy allows: same room, both live.
+// The fast path relays only what the policy allows: same room, both live,
+// whether rooms are asked per packet or cached with change reports.
 func TestFastPathPolicy(t *testing.T) {
-	srv, fs := newServer(t)
+	t.Run("RoomOf per packet", func(t *testing.T) { testFastPathPolicy(t) })
+	t.Run("cached rooms", func(t *testing.T) { testFastPathPolicy(t, watched) })
+}
+
+func testFastPathPolicy(t *testing.T, opts ...func(*Config)) {
+	srv, fs := newServer(t, opts...)
 	a, b, _, _ := channelPair(t, srv, fs)
 	if !deliver(a, b.LocalAddr(), b, "fast a->b", arrives) || !deliver(b, a.LocalAddr(), a, "fast b->a", arrives) {
 		t.Fatal("same-room ChannelData did not arrive")

@@ -1,0 +1,74 @@
+package turn
+
+import "sync/atomic"
+
+// RoomWatcher may be implemented by a Sessions. WatchRooms registers fn to be
+// called with a session's id after every change of the room that session is
+// in: joining one, leaving it, the room closing, the session ending. fn runs
+// on the caller's goroutine, possibly under its locks: it only bumps
+// counters, never blocks and never calls back into the Sessions.
+//
+// With it, turn asks RoomOf once per allocation and room change instead of
+// twice per relayed packet. Without it, turn asks RoomOf every time.
+type RoomWatcher interface {
+	WatchRooms(fn func(sessionID string)) (stop func())
+}
+
+// cachedRoom is an allocation's room as RoomOf answered at version ver.
+type cachedRoom struct {
+	ver  uint64
+	room string
+	ok   bool
+}
+
+// roomCache is a relay socket's cached room. ver is bumped by invalidate
+// whenever the owning session's room may have changed.
+type roomCache struct {
+	ver    atomic.Uint64
+	cached atomic.Pointer[cachedRoom]
+}
+
+// roomOf returns the room of c's session, from the cache while no change
+// was reported since it was filled. session is c.session, read by the caller
+// under reg.mu.
+func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
+	if !r.watching {
+		return r.sessions.RoomOf(session)
+	}
+	// Read the version before asking: a change reported while RoomOf runs
+	// bumps it, so the answer is stored as already stale.
+	v := c.rooms.ver.Load()
+	if rc := c.rooms.cached.Load(); rc != nil && rc.ver == v {
+		return rc.room, rc.ok
+	}
+	room, ok := r.sessions.RoomOf(session)
+	c.rooms.cached.Store(&cachedRoom{ver: v, room: room, ok: ok})
+
+	return room, ok
+}
+
+// invalidate is the RoomWatcher callback: the next packet of any allocation
+// of session asks RoomOf again. It takes only reg.mu, which turn never holds
+// while calling into the Sessions.
+func (r *registry) invalidate(session string) {
+	r.mu.RLock()
+	for _, c := range r.bySession[session] {
+		c.rooms.ver.Add(1)
+	}
+	r.mu.RUnlock()
+}
+
+// sameRoom reports whether the sessions of a and b (sa and sb, read under
+// reg.mu) are both in a room, the same one.
+func (r *registry) sameRoom(a *relayConn, sa string, b *relayConn, sb string) bool {
+	if sa == "" || sb == "" {
+		return false
+	}
+	room, ok := r.roomOf(a, sa)
+	if !ok || room == "" {
+		return false
+	}
+	other, ok := r.roomOf(b, sb)
+
+	return ok && other == room
+}
