@@ -35,6 +35,9 @@ type Config struct {
 	LogLevel       slog.Level
 	LogFormat      string // text or json
 	ShutdownGrace  time.Duration
+	SeatGrace      time.Duration // how long a dropped player's seat is held
+	MaxConnsPerIP  int
+	JoinsPerMinute int
 
 	// secretGenerated records that TURNSecret was made up at start, so Run
 	// can say so (without printing it).
@@ -48,15 +51,18 @@ const envPrefix = "HOSTRELAY_"
 // command-line flags, and validates the result before anything listens.
 func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Config, error) {
 	cfg := Config{
-		HTTPAddr:      ":8080",
-		TURNUDPAddr:   ":3478",
-		TURNTCPAddr:   ":3478",
-		PublicIP:      netip.MustParseAddr("127.0.0.1"),
-		TURNTTL:       6 * time.Hour,
-		TURNMaxAllocs: turn.DefaultMaxAllocationsPerSession,
-		LogLevel:      slog.LevelInfo,
-		LogFormat:     "text",
-		ShutdownGrace: 10 * time.Second,
+		HTTPAddr:       ":8080",
+		TURNUDPAddr:    ":3478",
+		TURNTCPAddr:    ":3478",
+		PublicIP:       netip.MustParseAddr("127.0.0.1"),
+		TURNTTL:        6 * time.Hour,
+		TURNMaxAllocs:  turn.DefaultMaxAllocationsPerSession,
+		LogLevel:       slog.LevelInfo,
+		LogFormat:      "text",
+		ShutdownGrace:  10 * time.Second,
+		SeatGrace:      20 * time.Second,
+		MaxConnsPerIP:  32,
+		JoinsPerMinute: 30,
 	}
 	fs := flag.NewFlagSet("hostrelay", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -99,6 +105,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		return cfg.LogLevel.UnmarshalText([]byte(s))
 	})
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json")
+	fs.DurationVar(&cfg.SeatGrace, "seat-grace", cfg.SeatGrace, "how long a player whose connection dropped keeps its seat for a resume (0: not held)")
+	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", cfg.MaxConnsPerIP, "open lobby connections per client IP (IPv6: per /64)")
+	fs.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "room joins per client IP per minute")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for connections to close")
 
 	var envErr error
@@ -165,6 +174,12 @@ func (c Config) validate() error {
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("-log-format %q: must be text or json", c.LogFormat))
+	}
+	if c.SeatGrace < 0 || c.SeatGrace > 10*time.Minute {
+		errs = append(errs, fmt.Errorf("-seat-grace %v: must be between 0 and 10m", c.SeatGrace))
+	}
+	if c.MaxConnsPerIP < 1 || c.JoinsPerMinute < 1 {
+		errs = append(errs, errors.New("-max-conns-per-ip and -joins-per-minute must be at least 1"))
 	}
 	if c.ShutdownGrace <= 0 {
 		errs = append(errs, errors.New("-shutdown-grace: must be positive"))

@@ -15,11 +15,11 @@ import (
 // lobby is a minimal Go lobby client for the integration tests: a reader
 // goroutine routes replies to their request and events to a channel.
 type lobby struct {
-	t      *testing.T
-	conn   *websocket.Conn
-	mu     sync.Mutex
-	nextID uint32
-	wait   map[uint32]chan protocol.Envelope
+	t       *testing.T
+	conn    *websocket.Conn
+	mu      sync.Mutex
+	nextID  uint32
+	wait    map[uint32]chan protocol.Envelope
 	events  chan protocol.Envelope
 	closed  chan struct{}
 	err     error

@@ -56,6 +56,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	s.hub, err = signaling.NewHub(signaling.Config{
 		OriginPatterns: cfg.AllowedOrigins,
 		ICE:            s.iceFor,
+		Grace:          seatGrace(cfg.SeatGrace),
+		MaxConnsPerIP:  cfg.MaxConnsPerIP,
+		JoinsPerMinute: cfg.JoinsPerMinute,
 		Logger:         log,
 	})
 	if err != nil {
@@ -92,6 +95,15 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	log.Info("listening", "component", "server", "http", a.HTTP, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
 		"public_ip", cfg.PublicIP)
 	return s, nil
+}
+
+// seatGrace maps the operator's 0 ("do not hold seats") to the hub's
+// negative, since the hub's zero means its default.
+func seatGrace(d time.Duration) time.Duration {
+	if d == 0 {
+		return -1
+	}
+	return d
 }
 
 // Addrs reports the bound addresses.

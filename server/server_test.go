@@ -210,6 +210,9 @@ func TestConfigLayers(t *testing.T) {
 		{"-log-format", "xml"},
 		{"-turn-ttl", "1s"},
 		{"-turn-max-allocations", "1"},
+		{"-seat-grace", "-1s"},
+		{"-seat-grace", "1h"},
+		{"-max-conns-per-ip", "0"},
 		{"-http", "nope"},
 		{"stray"},
 	} {

@@ -27,6 +27,21 @@ type Config struct {
 	PongTimeout  time.Duration // default 10s
 	WriteTimeout time.Duration // default 10s
 	MaxRooms     int           // default 10000
+	// MaxConnsPerIP bounds open lobby connections per client IP (IPv6: per
+	// /64); past it the upgrade gets HTTP 429. Default 32.
+	MaxConnsPerIP int
+	// JoinsPerMinute bounds join attempts per client IP, successful or not.
+	// Default 30.
+	JoinsPerMinute int
+
+	// Grace is how long a dropped session's seat is held for a resume.
+	// Default 20s; negative disables holding.
+	Grace time.Duration
+	// ReplayFrames and ReplayBytes bound what a session keeps to re-send on
+	// resume; a client that missed more must join again. Defaults 256 and
+	// 64 KiB.
+	ReplayFrames int
+	ReplayBytes  int
 
 	// Per-session message rate (token bucket) and how many refused messages
 	// in a row close the connection.
@@ -77,6 +92,11 @@ func (c Config) withDefaults() Config {
 	def(&c.SignalBurst, 60)
 	def(&c.ChatBurst, 8)
 	def(&c.MaxListedRooms, 100)
+	def(&c.MaxConnsPerIP, 32)
+	def(&c.JoinsPerMinute, 30)
+	def(&c.ReplayFrames, 256)
+	def(&c.ReplayBytes, 64<<10)
+	defDur(&c.Grace, 20*time.Second)
 	defDur(&c.ListInterval, 250*time.Millisecond)
 	defDur(&c.PingInterval, 15*time.Second)
 	defDur(&c.PongTimeout, 10*time.Second)
@@ -108,7 +128,8 @@ func (c Config) validate() error {
 	for name, v := range map[string]int{"QueueSize": c.QueueSize, "MaxRooms": c.MaxRooms,
 		"MessageBurst": c.MessageBurst, "MaxRefusedInARow": c.MaxRefusedInARow,
 		"JoinFailureBurst": c.JoinFailureBurst, "SignalBurst": c.SignalBurst, "ChatBurst": c.ChatBurst,
-		"MaxListedRooms": c.MaxListedRooms} {
+		"MaxListedRooms": c.MaxListedRooms, "MaxConnsPerIP": c.MaxConnsPerIP, "JoinsPerMinute": c.JoinsPerMinute,
+		"ReplayFrames": c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}

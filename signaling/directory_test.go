@@ -123,6 +123,7 @@ func TestRoomListSizeAndFrames(t *testing.T) {
 		c.ListInterval = time.Millisecond
 		c.MaxListedRooms = max
 		c.MessageBurst = 1000
+		c.MaxConnsPerIP = 1000 // every host connects from 127.0.0.1
 	})
 	hosts := make([]*client, max+1)
 	codes := make([]string, max+1)

@@ -1,8 +1,6 @@
 package signaling
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -11,16 +9,9 @@ import (
 
 // handle dispatches one request. A returned error becomes the Error reply.
 func (s *Session) handle(env protocol.Envelope) error {
-	if env.Type == protocol.TypeHello {
-		return s.handleHello(env)
-	}
-	s.hub.mu.RLock()
-	hello := s.hello
-	s.hub.mu.RUnlock()
-	if !hello {
-		return fail(protocol.CodeHelloRequired, "send hello first")
-	}
 	switch env.Type {
+	case protocol.TypeHello:
+		return fail(protocol.CodeInvalidArgument, "hello already sent")
 	case protocol.TypeCreateRoom:
 		return s.handleCreateRoom(env)
 	case protocol.TypeJoinRoom:
@@ -50,40 +41,6 @@ func (s *Session) handle(env protocol.Envelope) error {
 	}
 }
 
-func (s *Session) handleHello(env protocol.Envelope) error {
-	var m protocol.Hello
-	if err := protocol.DecodeBody(env, &m); err != nil {
-		return err
-	}
-	if m.Version != protocol.Version {
-		return fail(protocol.CodeUnsupportedVersion,
-			fmt.Sprintf("server speaks protocol version %d, client sent %d: reload the page", protocol.Version, m.Version))
-	}
-	if err := m.Validate(); err != nil {
-		return err
-	}
-	h := s.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.hello {
-		return fail(protocol.CodeInvalidArgument, "hello already sent")
-	}
-	s.hello = true
-	s.name = strings.TrimSpace(m.Name)
-	s.wantsPings = m.Pings
-	s.nudgePing() // so the ping is known before the player enters a room
-	if m.Device != "" {
-		// Only the hash is kept: the device id is a long-lived secret of
-		// the browser, and ban lists need nothing more.
-		sum := sha256.Sum256([]byte(m.Device))
-		s.device = hex.EncodeToString(sum[:])
-	}
-	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
-		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame, Token: s.token,
-	})
-	return nil
-}
-
 func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 	var m protocol.CreateRoom
 	if err := protocol.DecodeBody(env, &m); err != nil {
@@ -92,7 +49,8 @@ func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
-	ice := s.hub.cfg.ICE(s.id, s.host)
+	_, host := s.addr()
+	ice := s.hub.cfg.ICE(s.id, host)
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -124,13 +82,15 @@ func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 		maxPlayers:   m.MaxPlayers,
 		public:       m.Public,
 		mode:         strings.TrimSpace(m.Mode),
+		migrate:      m.Migrate,
 		passwordHash: hashPassword(m.Password),
 		host:         s,
 	}
 	h.rooms[code] = r
 	h.enterRoomLocked(s, r)
 	h.roomChangedLocked(r)
-	s.log.Info("room created", "room", code, "max_players", r.maxPlayers, "public", r.public)
+	h.scheduleICELocked(s, ice.TTL)
+	s.log.Info("room created", "room", code, "max_players", r.maxPlayers, "public", r.public, "migrate", r.migrate)
 	s.send(env.ID, protocol.TypeRoomJoined, &protocol.RoomJoined{
 		Room: r.info(), You: s.playerID, Players: r.players(), ICE: ice,
 	})
@@ -144,16 +104,21 @@ func (s *Session) handleJoinRoom(env protocol.Envelope) error {
 	}
 	h := s.hub
 	now := h.cfg.Now()
+	remote, host := s.addr()
 	// Refuse before looking the code up, so a guesser learns nothing once
 	// its budget is spent, not even whether a code exists.
-	if !h.joinFailures.allowed(s.remote, now) {
+	if !h.joinFailures.allowed(remote, now) {
 		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
+	if !h.joins.allowed(remote, now) {
+		return fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
+	}
+	h.joins.spend(remote, now)
 	if err := m.Validate(); err != nil {
-		h.joinFailures.spend(s.remote, now)
+		h.joinFailures.spend(remote, now)
 		return err
 	}
-	ice := h.cfg.ICE(s.id, s.host)
+	ice := h.cfg.ICE(s.id, host)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if s.room != nil {
@@ -164,14 +129,14 @@ func (s *Session) handleJoinRoom(env protocol.Envelope) error {
 	}
 	r, ok := h.rooms[m.Code]
 	if !ok {
-		h.joinFailures.spend(s.remote, now)
+		h.joinFailures.spend(remote, now)
 		return fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
 	}
 	if r.banned(s) {
 		return fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
 	if !r.passwordOK(m.Password) {
-		h.joinFailures.spend(s.remote, now)
+		h.joinFailures.spend(remote, now)
 		if m.Password == "" {
 			return fail(protocol.CodeWrongPassword, "room "+m.Code+" needs a password")
 		}
@@ -182,6 +147,7 @@ func (s *Session) handleJoinRoom(env protocol.Envelope) error {
 	}
 	h.enterRoomLocked(s, r)
 	h.roomChangedLocked(r)
+	h.scheduleICELocked(s, ice.TTL)
 	s.log.Info("room joined", "room", r.code, "player", s.playerID, "players", len(r.members))
 	// Under the lock, so no later event of this room can overtake the reply.
 	h.broadcastLocked(r, s, protocol.TypePlayerJoined, &protocol.PlayerJoined{Player: s.player()})
@@ -203,26 +169,39 @@ func (s *Session) handleLeaveRoom(env protocol.Envelope) error {
 	return nil
 }
 
-// leaveLocked takes s out of its room. When the host leaves, the room closes:
-// the host is the game's authority, and without it there is no game to stay in.
+// leaveLocked takes s out of its room. When the host leaves, a room made
+// with Migrate gets the longest-present connected member as its new host
+// (the documented rule); any other room closes, since without its
+// authority there is no game to stay in.
 func (h *Hub) leaveLocked(s *Session, reason string) {
 	r := s.room
 	s.room = nil
 	player := s.playerID
 	s.playerID, s.ready = "", false
+	if s.iceTimer != nil {
+		s.iceTimer.Stop()
+		s.iceTimer = nil
+	}
 	h.roomChangedLocked(r)
-	if r.host == s {
-		for _, m := range r.members {
-			m.room, m.playerID, m.ready = nil, "", false
-		}
-		h.broadcastLocked(r, s, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
-		delete(h.rooms, r.code)
-		s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members)-1)
+	r.remove(s)
+	if r.host != s {
+		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
+		s.log.Info("room left", "room", r.code, "player", player, "reason", reason)
 		return
 	}
-	r.remove(s)
-	h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
-	s.log.Info("room left", "room", r.code, "player", player, "reason", reason)
+	if next := r.successor(); r.migrate && next != nil {
+		r.host = next
+		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
+		h.broadcastLocked(r, nil, protocol.TypeHostChanged, &protocol.HostChanged{Host: next.playerID, Previous: player})
+		s.log.Info("host migrated", "room", r.code, "from", player, "to", next.playerID, "reason", reason)
+		return
+	}
+	for _, m := range r.members {
+		m.room, m.playerID, m.ready = nil, "", false
+	}
+	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
+	delete(h.rooms, r.code)
+	s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
 }
 
 // handleSignal relays SDP and candidates between a client and its room's

@@ -25,6 +25,9 @@ func testHub(t *testing.T, mutate func(*Config)) (*Hub, string) {
 			return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:" + host + ":3478"},
 				Username: "9999999999:" + sessionID, Credential: "x"}}, TTL: 60}
 		},
+		// Seats are not held unless a test asks: most tests assert what a
+		// dropped connection means to the room at once.
+		Grace:  -1,
 		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
 	}
 	if mutate != nil {
@@ -67,6 +70,9 @@ type client struct {
 	// held are frames read while waiting for a reply, in arrival order;
 	// read returns them first so event order is kept.
 	held []protocol.Envelope
+	// frames counts frames received on the session, as a resuming client
+	// must: every frame but a resumed Welcome.
+	frames uint64
 }
 
 func dial(t *testing.T, url string, header http.Header) *client {
@@ -123,7 +129,14 @@ func (c *client) read() (protocol.Envelope, error) {
 	if err != nil {
 		return protocol.Envelope{}, err
 	}
-	return protocol.Decode(frame)
+	env, err := protocol.Decode(frame)
+	if err == nil {
+		var w protocol.Welcome
+		if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &w) != nil || !w.Resumed {
+			c.frames++
+		}
+	}
+	return env, err
 }
 
 // expect reads the next frame, requires its type, and decodes its body.

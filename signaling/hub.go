@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/netip"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -21,7 +22,12 @@ type Hub struct {
 	joinFailures *ipLimiter
 
 	mu       sync.RWMutex
+	links    map[*link]struct{}
 	sessions map[string]*Session
+	// resumes maps sha256(resume token) to its held (or live) session.
+	resumes    map[[sha256.Size]byte]*Session
+	connsPerIP map[netip.Addr]int
+	joins      *ipLimiter
 	// tokens maps sha256(token) to the session. Keying by the hash means a
 	// lookup's timing reveals nothing usable about a real token.
 	tokens  map[[sha256.Size]byte]*Session
@@ -42,18 +48,40 @@ func NewHub(cfg Config) (*Hub, error) {
 		cfg:          cfg,
 		log:          cfg.Logger.With("component", "signaling"),
 		joinFailures: newIPLimiter(cfg.JoinFailureEvery, cfg.JoinFailureBurst),
+		links:        make(map[*link]struct{}),
 		sessions:     make(map[string]*Session),
+		resumes:      make(map[[sha256.Size]byte]*Session),
+		connsPerIP:   make(map[netip.Addr]int),
+		joins:        newIPLimiter(time.Minute/time.Duration(max(1, cfg.JoinsPerMinute)), max(1, cfg.JoinsPerMinute)),
 		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
 	}, nil
 }
 
-// ServeWebSocket upgrades r and runs the session until the connection ends.
+// ServeWebSocket upgrades r and runs the connection until it ends.
 // remote is the client's address as the HTTP layer determined it (trusting
-// proxies only as configured there); it keys the join rate limit.
+// proxies only as configured there); it keys the per-IP limits.
 //
 // The caller must not wrap w: Accept hijacks the connection.
 func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote netip.Addr) {
+	key := limiterKey(remote)
+	h.mu.Lock()
+	if h.cfg.MaxConnsPerIP > 0 && h.connsPerIP[key] >= h.cfg.MaxConnsPerIP {
+		h.mu.Unlock()
+		h.log.Info("connection refused: per-IP limit", "remote", remote, "limit", h.cfg.MaxConnsPerIP)
+		http.Error(w, "too many connections from your network", http.StatusTooManyRequests)
+		return
+	}
+	h.connsPerIP[key]++
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		if h.connsPerIP[key]--; h.connsPerIP[key] <= 0 {
+			delete(h.connsPerIP, key)
+		}
+		h.mu.Unlock()
+	}()
+
 	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
 	if err != nil {
 		// Accept has already written the HTTP error (403 for a foreign Origin).
@@ -62,29 +90,34 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	conn.SetReadLimit(protocol.MaxFrame)
 
-	s := newSession(h, conn, remote, r.Host)
+	l := newLink(h, conn, remote, r.Host)
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
-	h.sessions[s.id] = s
-	h.tokens[sha256.Sum256([]byte(s.token))] = s
+	h.links[l] = struct{}{}
 	h.wg.Add(1)
 	h.mu.Unlock()
 	defer h.wg.Done()
 
-	s.run(r.Context())
+	l.run(r.Context())
 }
 
-// Close tells every session the server is going away and waits, until ctx
-// ends, for their connections to finish closing. New connections are refused.
+// Close tells every connection the server is going away and waits, until
+// ctx ends, for them to finish closing. New connections are refused and no
+// seat is held: nobody can come back to this server.
 func (h *Hub) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closing = true
+	for l := range h.links {
+		l.kill(websocket.StatusGoingAway, "server shutting down")
+	}
 	for _, s := range h.sessions {
-		s.kill(websocket.StatusGoingAway, "server shutting down")
+		if s.away {
+			h.endLocked(s, protocol.ReasonDisconnect)
+		}
 	}
 	h.mu.Unlock()
 
@@ -145,16 +178,24 @@ func (h *Hub) Stats() Stats {
 	return Stats{Sessions: len(h.sessions), Rooms: len(h.rooms)}
 }
 
-// forget removes a finished session, leaving its room first.
-func (h *Hub) forget(s *Session) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
+// endLocked ends a session for good: it leaves its room (with reason) and
+// everything that names it is dropped.
+func (h *Hub) endLocked(s *Session, reason string) {
 	if s.room != nil {
-		h.leaveLocked(s, protocol.ReasonDisconnect)
+		h.leaveLocked(s, reason)
 	}
 	h.unwatchLocked(s)
+	if s.awayTimer != nil {
+		s.awayTimer.Stop()
+	}
+	if s.iceTimer != nil {
+		s.iceTimer.Stop()
+	}
+	s.away = false
 	delete(h.sessions, s.id)
 	delete(h.tokens, sha256.Sum256([]byte(s.token)))
+	delete(h.resumes, s.resumeHash)
+	s.end()
 }
 
 // broadcastLocked sends one frame to every member of r except skip.

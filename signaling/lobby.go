@@ -8,16 +8,7 @@ import (
 
 // player is s as its room shows it. Caller holds Hub.mu.
 func (s *Session) player() protocol.Player {
-	return protocol.Player{ID: s.playerID, Name: s.displayName, Ready: s.ready, Ping: s.pingMs}
-}
-
-// nudgePing asks for a round-trip measurement now. It never blocks: one
-// pending nudge is enough.
-func (s *Session) nudgePing() {
-	select {
-	case s.pingNow <- struct{}{}:
-	default:
-	}
+	return protocol.Player{ID: s.playerID, Name: s.displayName, Ready: s.ready, Ping: s.pingMs, Away: s.away}
 }
 
 // enterRoomLocked makes s a member of r with a fresh player id and a name

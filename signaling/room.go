@@ -24,6 +24,7 @@ type room struct {
 	public     bool
 	mode       string
 	started    bool
+	migrate    bool // promote a member when the host leaves
 	// passwordHash is nil for rooms without a password. Comparing fixed-size
 	// hashes in constant time leaks neither the password nor its length.
 	passwordHash []byte
@@ -62,6 +63,21 @@ func (r *room) member(playerID string) *Session {
 		if m.playerID == playerID {
 			return m
 		}
+	}
+	return nil
+}
+
+// successor is who becomes host when the host leaves a migrating room: the
+// longest-present member whose connection is up, or failing that the
+// longest-present member (its seat is held; it may come back).
+func (r *room) successor() *Session {
+	for _, m := range r.members {
+		if !m.away {
+			return m
+		}
+	}
+	if len(r.members) > 0 {
+		return r.members[0]
 	}
 	return nil
 }
@@ -144,6 +160,7 @@ func (r *room) info() protocol.RoomInfo {
 		Host:        r.host.playerID,
 		Mode:        r.mode,
 		Started:     r.started,
+		Migrate:     r.migrate,
 	}
 }
 

@@ -36,6 +36,13 @@ func newSessionToken() string {
 	return "st_" + sessionEncoding.EncodeToString(b[:])
 }
 
+// newResumeToken returns 128 random bits for one resume.
+func newResumeToken() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return "rs_" + sessionEncoding.EncodeToString(b[:])
+}
+
 // newSessionID returns 80 random bits. It appears in TURN usernames, so it
 // must not contain ':' (the TURN REST separator).
 func newSessionID() string {

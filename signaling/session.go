@@ -1,48 +1,50 @@
 package signaling
 
 import (
-	"context"
-	"errors"
+	"crypto/sha256"
 	"log/slog"
 	"net/netip"
 	"sync"
 	"time"
 
-	"github.com/coder/websocket"
 	"golang.org/x/time/rate"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// Session is one lobby WebSocket. The reading goroutine owns the handshake
-// and dispatch; a writer goroutine drains the bounded queue; a pinger detects
-// dead peers.
+// Session is a player's seat in the lobby: its identity, its room and every
+// frame sent to it. It lives on its current link, and while that link is
+// down (for up to Config.Grace) it is held, recording what it misses, until a
+// new link resumes it or the grace period ends.
 type Session struct {
-	id     string
-	token  string // bearer secret for the HTTP API; see Hub.SessionByToken
-	hub    *Hub
-	conn   *websocket.Conn
-	remote netip.Addr
-	host   string // Host header the client used, for TURN URLs
-	log    *slog.Logger
-	out    chan []byte
+	id    string
+	token string // bearer secret for the HTTP API; see Hub.SessionByToken
+	hub   *Hub
+	log   *slog.Logger
 
 	messages *rate.Limiter
 	signals  *rate.Limiter
 	chat     *rate.Limiter
-	// pingNow asks pingLoop to measure the round trip at once (on joining a
-	// room, so the room sees the new player's ping without waiting).
-	pingNow chan struct{}
-	refused int // messages refused in a row; read goroutine only
 
-	killOnce sync.Once
-	dead     chan struct{} // closed by kill: stop queueing
+	// Outgoing frames: guarded by outMu, a leaf lock (never take Hub.mu
+	// while holding it).
+	outMu  sync.Mutex
+	link   *link  // nil while away
+	sent   uint64 // frames sent on this session, the seq of the newest
+	replay replayRing
+	ended  bool // the session is over: drop frames
 
 	// Guarded by hub.mu.
-	name     string
-	hello    bool
-	room     *room
-	playerID string
+	remote     netip.Addr // of the current (or last) link
+	host       string     // Host header of the current (or last) link
+	resumeHash [sha256.Size]byte
+	away       bool
+	awayTimer  *time.Timer
+	iceTimer   *time.Timer
+	name       string
+	hello      bool
+	room       *room
+	playerID   string
 	// device is the hash of Hello.Device ("" if none): what a kick bans.
 	device string
 	// displayName is name as the current room shows it (made unique there).
@@ -52,114 +54,29 @@ type Session struct {
 	wantsPings  bool // Hello.Pings
 }
 
-func newSession(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *Session {
+func newSession(h *Hub, l *link) *Session {
 	id := newSessionID()
 	return &Session{
 		id:       id,
 		token:    newSessionToken(),
 		hub:      h,
-		conn:     conn,
-		remote:   remote,
-		host:     host,
 		log:      h.log.With("session", id),
-		out:      make(chan []byte, h.cfg.QueueSize),
 		messages: rate.NewLimiter(rate.Limit(h.cfg.MessagesPerSecond), h.cfg.MessageBurst),
 		signals:  rate.NewLimiter(rate.Limit(h.cfg.SignalsPerSecond), h.cfg.SignalBurst),
 		chat:     rate.NewLimiter(rate.Limit(h.cfg.ChatPerSecond), h.cfg.ChatBurst),
-		pingNow:  make(chan struct{}, 1),
-		dead:     make(chan struct{}),
+		link:     l,
+		replay:   replayRing{maxFrames: h.cfg.ReplayFrames, maxBytes: h.cfg.ReplayBytes},
+		remote:   l.remote,
+		host:     l.host,
 	}
 }
 
-// run serves the session until the connection ends, then removes it from
-// its room and the hub.
-func (s *Session) run(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	s.log.Debug("session open", "remote", s.remote)
-
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); s.writeLoop(ctx) }()
-	go func() { defer wg.Done(); s.pingLoop(ctx) }()
-
-	err := s.readLoop(ctx)
-	s.hub.forget(s)
-	s.kill(websocket.StatusNormalClosure, "")
-	cancel()
-	wg.Wait()
-	s.log.Debug("session closed", "reason", closeReason(err))
-}
-
-func closeReason(err error) string {
-	if st := websocket.CloseStatus(err); st != -1 {
-		return st.String()
-	}
-	if err == nil {
-		return "done"
-	}
-	return err.Error()
-}
-
-func (s *Session) readLoop(ctx context.Context) error {
-	// The first frame must be Hello, soon: an upgraded connection that never
-	// speaks holds a file descriptor and a goroutine for nothing.
-	hctx, hcancel := context.WithTimeout(ctx, protocol.HandshakeTimeout)
-	err := s.readOne(hctx)
-	hcancel()
-	if err != nil {
-		return err
-	}
-	for {
-		if err := s.readOne(ctx); err != nil {
-			return err
-		}
-	}
-}
-
-// readOne reads and handles one frame. Only connection failures end the
-// session; bad frames are answered with an Error and counted.
-func (s *Session) readOne(ctx context.Context) error {
-	typ, frame, err := s.conn.Read(ctx)
-	if err != nil {
-		return err
-	}
-	if !s.messages.Allow() {
-		s.refuse(0, protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
-		return nil
-	}
-	if typ != websocket.MessageBinary {
-		s.refuse(0, protocol.Error{Code: protocol.CodeBadMessage, Message: "frames must be binary msgpack"})
-		return nil
-	}
-	env, err := protocol.Decode(frame)
-	if err != nil {
-		s.refuse(0, asReply(err))
-		return nil
-	}
-	s.refused = 0
-	if err := s.handle(env); err != nil {
-		reply := asReply(err)
-		if reply.Code == protocol.CodeInternal {
-			s.log.Error("handler failed", "type", env.Type, "err", err)
-		}
-		s.send(env.ID, protocol.TypeError, &reply)
-	}
-	return nil
-}
-
-// refuse answers a frame that was not served (over the rate, or not a
-// message at all) and closes the connection once too many were refused in a
-// row: a correct client never gets there, a flood does. Ordinary request
-// errors (room not found, ...) are not refusals.
-func (s *Session) refuse(id uint32, e protocol.Error) {
-	s.refused++
-	if s.refused >= s.hub.cfg.MaxRefusedInARow {
-		s.log.Info("closing: too many refused messages", "last_code", e.Code)
-		s.kill(websocket.StatusPolicyViolation, "too many refused messages: "+e.Code)
-		return
-	}
-	s.send(id, protocol.TypeError, &e)
+// addr returns the remote address and Host header of the session's current
+// (or last) link; a resume on another goroutine may change them.
+func (s *Session) addr() (netip.Addr, string) {
+	s.hub.mu.RLock()
+	defer s.hub.mu.RUnlock()
+	return s.remote, s.host
 }
 
 // send encodes and queues one frame.
@@ -172,103 +89,94 @@ func (s *Session) send(id uint32, typ string, body any) {
 	s.enqueue(frame)
 }
 
-// enqueue never blocks: it may run under Hub.mu. A full queue means the
-// client cannot keep up, and waiting for it would stall everyone else.
+// enqueue numbers a frame, keeps it for replay and hands it to the current
+// link. It never blocks: it may run under Hub.mu.
 func (s *Session) enqueue(frame []byte) {
-	select {
-	case <-s.dead:
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if s.ended {
 		return
-	default:
+	}
+	s.sent++
+	s.replay.push(s.sent, frame)
+	if s.link != nil {
+		s.link.enqueue(frame)
+	}
+}
+
+// nudgePing asks the current link to measure the round trip now.
+func (s *Session) nudgePing() {
+	s.outMu.Lock()
+	l := s.link
+	s.outMu.Unlock()
+	if l == nil {
+		return
 	}
 	select {
-	case s.out <- frame:
+	case l.pingNow <- struct{}{}:
 	default:
-		s.log.Info("closing slow consumer", "queue", cap(s.out))
-		s.abort()
 	}
 }
 
-// abort drops the connection without a close handshake: the peer is not
-// reading, so a close frame would only wait for the handshake timeout while
-// the room still lists the player.
-func (s *Session) abort() {
-	s.killOnce.Do(func() {
-		close(s.dead)
-		_ = s.conn.CloseNow()
-		// Leave the room now rather than when the read loop notices: until
-		// then the room would keep routing to a dead session. abort may run
-		// under Hub.mu, hence the goroutine.
-		go s.hub.forget(s)
-	})
+// end stops all output for good.
+func (s *Session) end() {
+	s.outMu.Lock()
+	s.ended = true
+	s.link = nil
+	s.replay = replayRing{}
+	s.outMu.Unlock()
 }
 
-// kill closes the connection with a status once. The close handshake runs in
-// its own goroutine because it writes, and kill may be called under Hub.mu.
-func (s *Session) kill(code websocket.StatusCode, reason string) {
-	s.killOnce.Do(func() {
-		close(s.dead)
-		go func() {
-			// Give queued frames (an Error explaining the close) a moment to
-			// leave before the close frame.
-			s.flush(100 * time.Millisecond)
-			_ = s.conn.Close(code, reason)
-		}()
-	})
+// replayRing keeps the newest frames sent on a session, bounded by count
+// and bytes, so a resumed link can be sent what its predecessor missed. It
+// starts empty and grows only as frames are sent: an idle session costs
+// almost nothing.
+type replayRing struct {
+	maxFrames int
+	maxBytes  int
+	frames    []seqFrame // oldest first
+	bytes     int
 }
 
-// flush waits until the writer has drained the queue or d passes.
-func (s *Session) flush(d time.Duration) {
-	deadline := time.Now().Add(d)
-	for len(s.out) > 0 && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
+type seqFrame struct {
+	seq   uint64
+	frame []byte
+}
+
+func (r *replayRing) push(seq uint64, frame []byte) {
+	if r.maxFrames <= 0 {
+		return
+	}
+	r.frames = append(r.frames, seqFrame{seq, frame})
+	r.bytes += len(frame)
+	drop := 0
+	for len(r.frames)-drop > r.maxFrames || (r.bytes > r.maxBytes && len(r.frames)-drop > 1) {
+		r.bytes -= len(r.frames[drop].frame)
+		drop++
+	}
+	if drop > 0 {
+		// Copy down rather than reslice, so the array does not keep every
+		// frame ever sent reachable.
+		n := copy(r.frames, r.frames[drop:])
+		clear(r.frames[n:])
+		r.frames = r.frames[:n]
 	}
 }
 
-func (s *Session) writeLoop(ctx context.Context) {
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case frame := <-s.out:
-			wctx, cancel := context.WithTimeout(ctx, s.hub.cfg.WriteTimeout)
-			err := s.conn.Write(wctx, websocket.MessageBinary, frame)
-			cancel()
-			if err != nil {
-				if !errors.Is(err, context.Canceled) {
-					s.log.Debug("write failed", "err", err)
-				}
-				s.abort()
-				return
-			}
+// after returns the frames with seq > n, and false if some of them were
+// already dropped.
+func (r *replayRing) after(n, newest uint64) ([][]byte, bool) {
+	if n == newest {
+		return nil, true
+	}
+	if len(r.frames) == 0 || r.frames[0].seq > n+1 {
+		return nil, false
+	}
+	out := make([][]byte, 0, newest-n)
+	for _, f := range r.frames {
+		if f.seq > n {
+			out = append(out, f.frame)
 		}
 	}
-}
-
-// pingLoop closes connections whose peer stopped answering, and times each
-// ping: the round trip is the player's ping shown in its room. Conn.Ping only
-// completes while readLoop is reading, which it always is.
-func (s *Session) pingLoop(ctx context.Context) {
-	t := time.NewTicker(s.hub.cfg.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-s.pingNow:
-		}
-		pctx, cancel := context.WithTimeout(ctx, s.hub.cfg.PongTimeout)
-		start := time.Now()
-		err := s.conn.Ping(pctx)
-		rtt := time.Since(start)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				s.log.Info("closing: ping timeout", "err", err)
-				s.kill(websocket.StatusPolicyViolation, "ping timeout")
-			}
-			return
-		}
-		s.hub.recordPing(s, rtt)
-	}
+	return out, true
 }

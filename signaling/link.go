@@ -1,0 +1,269 @@
+package signaling
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// link is one WebSocket connection. A Session outlives its links: when a
+// link drops, the session's seat is held and a new link can resume it. The
+// link's goroutines read and dispatch, drain the bounded queue, and ping.
+type link struct {
+	hub    *Hub
+	conn   *websocket.Conn
+	remote netip.Addr
+	host   string // Host header, for TURN URLs
+	out    chan []byte
+	// pingNow asks pingLoop to measure the round trip at once (after hello,
+	// on joining a room) so the room sees the player's ping without waiting.
+	pingNow chan struct{}
+
+	killOnce sync.Once
+	dead     chan struct{} // closed by kill/abort: stop queueing
+	refused  int           // frames refused in a row; read goroutine only
+
+	// session is set by hello and changed only under Hub.mu.
+	session *Session
+}
+
+func newLink(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *link {
+	return &link{hub: h, conn: conn, remote: remote, host: host,
+		out: make(chan []byte, h.cfg.QueueSize), pingNow: make(chan struct{}, 1), dead: make(chan struct{})}
+}
+
+// run serves the link until the connection ends, then tells the hub.
+func (l *link) run(parent context.Context) {
+	ctx, cancel := context.WithCancel(parent)
+	defer cancel()
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() { defer wg.Done(); l.writeLoop(ctx) }()
+	go func() { defer wg.Done(); l.pingLoop(ctx) }()
+
+	err := l.readLoop(ctx)
+	l.hub.linkEnded(l, cleanClose(err))
+	l.kill(websocket.StatusNormalClosure, "")
+	cancel()
+	wg.Wait()
+	l.hub.log.Debug("connection closed", "remote", l.remote, "reason", closeReason(err))
+}
+
+// cleanClose reports whether the client closed on purpose (a close frame
+// with 1000 or 1001, as a browser sends when its tab closes): then there is
+// no seat to hold. A connection that just dies sends no close frame.
+func cleanClose(err error) bool {
+	st := websocket.CloseStatus(err)
+	return st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway
+}
+
+func closeReason(err error) string {
+	if st := websocket.CloseStatus(err); st != -1 {
+		return st.String()
+	}
+	if err == nil {
+		return "done"
+	}
+	return err.Error()
+}
+
+func (l *link) readLoop(ctx context.Context) error {
+	// The first frame must be Hello, soon: an upgraded connection that never
+	// speaks holds a file descriptor and a goroutine for nothing.
+	hctx, hcancel := context.WithTimeout(ctx, protocol.HandshakeTimeout)
+	err := l.readOne(hctx)
+	hcancel()
+	if err != nil {
+		return err
+	}
+	for {
+		if err := l.readOne(ctx); err != nil {
+			return err
+		}
+	}
+}
+
+// current is the link's session, nil before hello. The read goroutine is the
+// only one that changes l.session (in hello, under Hub.mu), so it may read it
+// without the lock.
+func (l *link) current() *Session { return l.session }
+
+// readOne reads and handles one frame. Only connection failures end the
+// link; bad frames are answered with an Error and counted.
+func (l *link) readOne(ctx context.Context) error {
+	typ, frame, err := l.conn.Read(ctx)
+	if err != nil {
+		return err
+	}
+	s := l.current()
+	if s != nil && !s.messages.Allow() {
+		l.refuse(protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
+		return nil
+	}
+	if typ != websocket.MessageBinary {
+		l.refuse(protocol.Error{Code: protocol.CodeBadMessage, Message: "frames must be binary msgpack"})
+		return nil
+	}
+	env, err := protocol.Decode(frame)
+	if err != nil {
+		l.refuse(asReply(err))
+		return nil
+	}
+	l.refused = 0
+	if s == nil {
+		if env.Type != protocol.TypeHello {
+			l.reply(env.ID, asReply(fail(protocol.CodeHelloRequired, "send hello first")))
+			return nil
+		}
+		if err := l.hub.hello(l, env); err != nil {
+			l.reply(env.ID, asReply(err))
+		}
+		return nil
+	}
+	if err := s.handle(env); err != nil {
+		reply := asReply(err)
+		if reply.Code == protocol.CodeInternal {
+			s.log.Error("handler failed", "type", env.Type, "err", err)
+		}
+		s.send(env.ID, protocol.TypeError, &reply)
+	}
+	return nil
+}
+
+// refuse answers a frame that was not served (over the rate, or not a
+// message at all) and closes the connection once too many were refused in a
+// row: a correct client never gets there, a flood does. Ordinary request
+// errors (room not found, ...) are not refusals.
+func (l *link) refuse(e protocol.Error) {
+	l.refused++
+	if l.refused >= l.hub.cfg.MaxRefusedInARow {
+		l.hub.log.Info("closing: too many refused messages", "remote", l.remote, "last_code", e.Code)
+		l.kill(websocket.StatusPolicyViolation, "too many refused messages: "+e.Code)
+		return
+	}
+	l.reply(0, e)
+}
+
+// reply sends an Error on this link. Before hello it has no session to
+// count frames; after, it goes through the session so resume stays exact.
+func (l *link) reply(id uint32, e protocol.Error) {
+	if s := l.current(); s != nil {
+		s.send(id, protocol.TypeError, &e)
+		return
+	}
+	if frame, err := protocol.Encode(protocol.TypeError, id, &e); err == nil {
+		l.enqueue(frame)
+	}
+}
+
+// enqueue never blocks: it may run under Hub.mu. A full queue means the
+// client cannot keep up, and waiting for it would stall everyone else.
+func (l *link) enqueue(frame []byte) {
+	select {
+	case <-l.dead:
+		return
+	default:
+	}
+	select {
+	case l.out <- frame:
+	default:
+		l.hub.log.Info("dropping slow consumer", "remote", l.remote, "queue", cap(l.out))
+		l.abort()
+	}
+}
+
+// abort drops the connection without a close handshake: the peer is not
+// reading, so a close frame would only wait for the handshake timeout. The
+// session's seat is held as for any dropped connection.
+func (l *link) abort() {
+	l.killOnce.Do(func() {
+		close(l.dead)
+		_ = l.conn.CloseNow()
+	})
+}
+
+// kill closes the connection with a status once. The close handshake runs in
+// its own goroutine because it writes, and kill may be called under Hub.mu.
+func (l *link) kill(code websocket.StatusCode, reason string) {
+	l.killOnce.Do(func() {
+		close(l.dead)
+		go func() {
+			// Give queued frames (an Error explaining the close) a moment to
+			// leave before the close frame.
+			l.flush(100 * time.Millisecond)
+			_ = l.conn.Close(code, reason)
+		}()
+	})
+}
+
+// flush waits until the writer has drained the queue or d passes.
+func (l *link) flush(d time.Duration) {
+	deadline := time.Now().Add(d)
+	for len(l.out) > 0 && time.Now().Before(deadline) {
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func (l *link) writeLoop(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case frame := <-l.out:
+			wctx, cancel := context.WithTimeout(ctx, l.hub.cfg.WriteTimeout)
+			err := l.conn.Write(wctx, websocket.MessageBinary, frame)
+			cancel()
+			if err != nil {
+				if !errors.Is(err, context.Canceled) {
+					l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
+				}
+				l.abort()
+				return
+			}
+		}
+	}
+}
+
+// pingLoop closes connections whose peer stopped answering, and times each
+// ping: the round trip is the player's ping shown in its room. Conn.Ping only
+// completes while readLoop is reading, which it always is.
+func (l *link) pingLoop(ctx context.Context) {
+	t := time.NewTicker(l.hub.cfg.PingInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-l.pingNow:
+		}
+		pctx, cancel := context.WithTimeout(ctx, l.hub.cfg.PongTimeout)
+		start := time.Now()
+		err := l.conn.Ping(pctx)
+		rtt := time.Since(start)
+		cancel()
+		if err != nil {
+			if ctx.Err() == nil {
+				l.hub.log.Info("closing: ping timeout", "remote", l.remote, "err", err)
+				l.kill(websocket.StatusPolicyViolation, "ping timeout")
+			}
+			return
+		}
+		if s := l.sessionLocked(); s != nil {
+			l.hub.recordPing(s, rtt)
+		}
+	}
+}
+
+// sessionLocked reads l.session from a goroutine other than the reader.
+func (l *link) sessionLocked() *Session {
+	l.hub.mu.RLock()
+	defer l.hub.mu.RUnlock()
+	return l.session
+}
