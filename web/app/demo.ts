@@ -15,13 +15,16 @@ interface Point {
 }
 
 /**
- * Where a player's marker starts before its pointer moves: its own spot on
- * an ellipse around the centre, by join order (golden-angle steps). Starting
- * everyone at the centre put the host's "you" marker on top of each client's
- * label until someone moved.
+ * Where a player's marker starts before its pointer moves: one of 16 spots
+ * on an ellipse around the centre, by join order. Starting everyone at the
+ * centre put the host's "you" marker on top of each client's label until
+ * someone moved. The spots are taken in bit-reversed order (0, 8, 4, 12…) so
+ * the first few players start far apart, and all 16 stay distinct.
  */
 export function startSpot(index: number): Point {
-  const angle = (Math.max(0, index) * 137.508 * Math.PI) / 180;
+  const i = Math.max(0, index) % 16;
+  const slot = ((i & 1) << 3) | ((i & 2) << 1) | ((i & 4) >> 1) | ((i & 8) >> 3);
+  const angle = (slot * 2 * Math.PI) / 16;
   return { x: 0.5 + 0.3 * Math.cos(angle), y: 0.5 + 0.32 * Math.sin(angle) };
 }
 

@@ -1,15 +1,9 @@
 import type { RoomSummary } from '../src/sdk';
 import { lockIcon, span, ui } from './dom';
+import { filterRooms } from './room-filter';
 import type { HostrelayState } from './state';
 
 let shown: { rooms: readonly RoomSummary[]; filter: string; loaded: boolean; connection: string } | null = null;
-
-/** The rooms whose name (or host) contains the filter text, ignoring case. */
-export function filterRooms(rooms: readonly RoomSummary[], filter: string): RoomSummary[] {
-  const f = filter.trim().toLocaleLowerCase();
-  if (!f) return [...rooms];
-  return rooms.filter((r) => r.name.toLocaleLowerCase().includes(f) || r.host.toLocaleLowerCase().includes(f));
-}
 
 function roomLabel(r: RoomSummary): string {
   const parts = [`${r.name}, hosted by ${r.host}`, `${r.players} of ${r.maxPlayers} players`];

@@ -1,0 +1,56 @@
+import { describe, expect, it } from 'vitest';
+import type { RoomSummary } from '../src/sdk';
+import { startSpot } from './demo';
+import { nameProblem } from './identity';
+import { filterRooms } from './room-filter';
+
+const room = (name: string, host: string): RoomSummary => ({
+  code: name.toUpperCase().slice(0, 7).padEnd(7, '2'),
+  name,
+  host,
+  players: 1,
+  maxPlayers: 4,
+  mode: '',
+  hasPassword: false,
+  started: false,
+});
+
+describe('filterRooms', () => {
+  const rooms = [room('Lunch league', 'Ada'), room('Friday ball', 'Bob'), room('Late lunch', 'Grace')];
+  it('matches names and hosts, ignoring case and spaces', () => {
+    expect(filterRooms(rooms, '  LUNCH ').map((r) => r.name)).toEqual(['Lunch league', 'Late lunch']);
+    expect(filterRooms(rooms, 'bob').map((r) => r.name)).toEqual(['Friday ball']);
+    expect(filterRooms(rooms, '')).toHaveLength(3);
+    expect(filterRooms(rooms, 'zzz')).toEqual([]);
+  });
+});
+
+describe('nameProblem', () => {
+  it('accepts names up to 32 characters and refuses the rest with a sentence', () => {
+    expect(nameProblem('Ada')).toBeNull();
+    expect(nameProblem('é'.repeat(32))).toBeNull();
+    expect(nameProblem('é'.repeat(33))).toMatch(/at most 32/);
+    expect(nameProblem('   ')).toMatch(/Pick a name/);
+    expect(nameProblem('a\u0007b')).toMatch(/control/);
+  });
+});
+
+describe('startSpot', () => {
+  it('gives the first 16 players distinct spots inside the canvas', () => {
+    const spots = Array.from({ length: 16 }, (_, i) => startSpot(i));
+    for (const p of spots) {
+      expect(p.x).toBeGreaterThan(0.1);
+      expect(p.x).toBeLessThan(0.9);
+      expect(p.y).toBeGreaterThan(0.1);
+      expect(p.y).toBeLessThan(0.9);
+    }
+    // No two markers start within 40 px of each other on the 640×400 canvas.
+    for (let i = 0; i < spots.length; i++) {
+      for (let j = i + 1; j < spots.length; j++) {
+        const a = spots[i]!;
+        const b = spots[j]!;
+        expect(Math.hypot((a.x - b.x) * 640, (a.y - b.y) * 400), `${i} and ${j}`).toBeGreaterThan(40);
+      }
+    }
+  });
+});
