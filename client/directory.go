@@ -84,3 +84,14 @@ func (w *RoomWatch) apply(u protocol.RoomListUpdate) {
 	default:
 	}
 }
+
+func (l *Lobby) routeListUpdate(env protocol.Envelope) {
+	l.mu.Lock()
+	w := l.watch
+	l.mu.Unlock()
+	var u protocol.RoomListUpdate
+	if w == nil || protocol.DecodeBody(env, &u) != nil {
+		return
+	}
+	w.apply(u)
+}

@@ -21,7 +21,8 @@ func (c Channel) String() string {
 }
 
 // Event is one of PlayerJoined, PlayerLeft, PlayerUpdated, RoomUpdated,
-// GameStarted, ChatMessage, PeerOpen, PeerClosed, RoomClosed.
+// GameStarted, ChatMessage, HostChanged, Resumed, PeerOpen, PeerClosed,
+// RoomClosed.
 type Event interface{ event() }
 
 // PlayerJoined: a player arrived in the room.
@@ -39,6 +40,14 @@ type PeerClosed struct {
 	Err error
 }
 
+// HostChanged: the host left a migrating room and Host took over. A client
+// reconnects to the new host by itself; if Host is you, clients will offer.
+type HostChanged struct{ Host, Previous string }
+
+// Resumed: the lobby connection dropped and the session took its held seat
+// back; no event was lost.
+type Resumed struct{}
+
 // RoomClosed: the room is gone (the host left, or the lobby connection
 // closed). It is the last event.
 type RoomClosed struct{ Reason string }
@@ -48,6 +57,8 @@ func (PlayerLeft) event()   {}
 func (PeerOpen) event()     {}
 func (PeerClosed) event()   {}
 func (RoomClosed) event()   {}
+func (HostChanged) event()  {}
+func (Resumed) event()      {}
 
 // Message is one data-channel message from a peer.
 type Message struct {

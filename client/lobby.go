@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/coder/websocket"
 	"github.com/pion/webrtc/v4"
@@ -12,21 +13,30 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// Lobby is one lobby session: a WebSocket to the server. It is safe for
-// concurrent use.
+// Lobby is one lobby session. It is safe for concurrent use. If its
+// WebSocket dies while it is in a room, it reconnects and resumes the
+// session's held seat (protocol.md, "Held seats and resume"); peer
+// connections are not touched by that.
 type Lobby struct {
-	opts    Options
-	log     *slog.Logger
-	conn    *websocket.Conn
-	api     *webrtc.API
-	welcome protocol.Welcome
+	opts Options
+	url  string
+	log  *slog.Logger
+	api  *webrtc.API
 
-	mu      sync.Mutex
-	nextID  uint32
-	pending map[uint32]chan protocol.Envelope
-	room    *Room      // the room this session is in, if any
-	watch   *RoomWatch // the room list being watched, if any
-	err     error      // why the lobby closed
+	mu       sync.Mutex
+	conn     *websocket.Conn
+	welcome  protocol.Welcome // Resume is updated on every resume
+	received uint64           // frames received on the session, for resume
+	nextID   uint32
+	pending  map[uint32]chan protocol.Envelope
+	room     *Room      // the room this session is in, if any
+	watch    *RoomWatch // the room list being watched, if any
+	closing  bool       // Close was called: do not resume
+	err      error      // why the lobby closed
+
+	// stop ends resume attempts when Close is called.
+	stop     context.Context
+	stopFunc context.CancelFunc
 
 	done chan struct{} // closed when the read loop ends
 }
@@ -38,6 +48,34 @@ func Dial(ctx context.Context, url string, opts Options) (*Lobby, error) {
 	if err := protocol.ValidatePlayerName(opts.Name); err != nil {
 		return nil, fmt.Errorf("client: %w", err)
 	}
+	conn, err := dialWS(ctx, url, opts)
+	if err != nil {
+		return nil, err
+	}
+	l := &Lobby{
+		opts:    opts,
+		url:     url,
+		log:     opts.Logger.With("component", "client"),
+		conn:    conn,
+		api:     opts.newAPI(),
+		pending: make(map[uint32]chan protocol.Envelope),
+		done:    make(chan struct{}),
+	}
+	l.stop, l.stopFunc = context.WithCancel(context.Background())
+	go l.readLoop()
+	var w protocol.Welcome
+	if err := l.call(ctx, protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: opts.Name}, &w); err != nil {
+		l.Close()
+		return nil, err
+	}
+	l.mu.Lock()
+	l.welcome = w
+	l.log = l.log.With("session", w.Session)
+	l.mu.Unlock()
+	return l, nil
+}
+
+func dialWS(ctx context.Context, url string, opts Options) (*websocket.Conn, error) {
 	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: opts.Header, HTTPClient: opts.HTTPClient})
 	if err != nil {
 		return nil, fmt.Errorf("client: dial %s: %w", url, err)
@@ -45,31 +83,25 @@ func Dial(ctx context.Context, url string, opts Options) (*Lobby, error) {
 	// The server never sends more than MaxFrame; a larger frame is a bug or
 	// an attack, and the library closes the connection for it.
 	conn.SetReadLimit(protocol.MaxFrame)
-	l := &Lobby{
-		opts:    opts,
-		log:     opts.Logger.With("component", "client"),
-		conn:    conn,
-		api:     opts.newAPI(),
-		pending: make(map[uint32]chan protocol.Envelope),
-		done:    make(chan struct{}),
-	}
-	go l.readLoop()
-	if err := l.call(ctx, protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: opts.Name}, &l.welcome); err != nil {
-		l.Close()
-		return nil, err
-	}
-	l.log = l.log.With("session", l.welcome.Session)
-	return l, nil
+	return conn, nil
 }
 
 // Session is this lobby session's id (it appears in TURN usernames).
-func (l *Lobby) Session() string { return l.welcome.Session }
+func (l *Lobby) Session() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.welcome.Session
+}
 
 // Token is the secret bearer token for the server's HTTP API (/api/v1),
 // valid while this session is connected.
-func (l *Lobby) Token() string { return l.welcome.Token }
+func (l *Lobby) Token() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.welcome.Token
+}
 
-// Done is closed when the lobby connection has ended.
+// Done is closed when the lobby connection has ended for good.
 func (l *Lobby) Done() <-chan struct{} { return l.done }
 
 // Err reports why the lobby closed, once Done is closed.
@@ -82,9 +114,14 @@ func (l *Lobby) Err() error {
 // Close leaves any room, closes its peer connections and the WebSocket, and
 // waits for the SDK's goroutines to end.
 func (l *Lobby) Close() error {
-	// The close handshake's own errors (already closed, peer gone) change
-	// nothing for the caller: either way the session is over.
-	_ = l.conn.Close(websocket.StatusNormalClosure, "")
+	l.mu.Lock()
+	l.closing = true
+	conn := l.conn
+	l.mu.Unlock()
+	l.stopFunc()
+	// A clean close (1000) tells the server we meant to go: it does not hold
+	// the seat. Its own errors (already closed, peer gone) change nothing.
+	_ = conn.Close(websocket.StatusNormalClosure, "")
 	<-l.done
 	return nil
 }
@@ -120,11 +157,7 @@ func (l *Lobby) enter(ctx context.Context, typ string, body any) (*Room, error) 
 	l.mu.Unlock()
 	var rj protocol.RoomJoined
 	if err := l.call(ctx, typ, body, &rj); err != nil {
-		l.mu.Lock()
-		if l.room == r {
-			l.room = nil
-		}
-		l.mu.Unlock()
+		l.leftRoom(r)
 		r.shutdown("", err)
 		return nil, err
 	}
@@ -184,74 +217,171 @@ func (l *Lobby) send(ctx context.Context, typ string, id uint32, body any) error
 	if err != nil {
 		return fmt.Errorf("client: %w", err)
 	}
-	if err := l.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
+	l.mu.Lock()
+	conn := l.conn
+	l.mu.Unlock()
+	if err := conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
 		return fmt.Errorf("client: send %s: %w", typ, err)
 	}
 	return nil
 }
 
+// readLoop reads the session's frames, across resumes, until the session
+// ends; then it shuts the room down.
 func (l *Lobby) readLoop() {
 	var err error
-	defer func() {
-		l.mu.Lock()
-		l.err = err
-		r := l.room
-		l.room = nil
-		l.mu.Unlock()
-		if r != nil {
-			r.shutdown("lobby connection closed", ErrClosed)
-		}
-		close(l.done)
-	}()
 	for {
-		var frame []byte
-		_, frame, err = l.conn.Read(context.Background())
+		l.mu.Lock()
+		conn := l.conn
+		l.mu.Unlock()
+		err = l.readConn(conn)
+		if !l.resume(err) {
+			break
+		}
+	}
+	l.mu.Lock()
+	l.err = err
+	r := l.room
+	l.room = nil
+	l.mu.Unlock()
+	if r != nil {
+		r.shutdown("lobby connection closed", ErrClosed)
+	}
+	close(l.done)
+}
+
+// readConn dispatches frames from one connection until it fails.
+func (l *Lobby) readConn(conn *websocket.Conn) error {
+	for {
+		_, frame, err := conn.Read(context.Background())
 		if err != nil {
-			return
+			return err
 		}
-		var env protocol.Envelope
-		if env, err = protocol.Decode(frame); err != nil {
-			err = fmt.Errorf("client: server sent a bad frame: %w", err)
-			l.conn.Close(websocket.StatusProtocolError, "bad frame")
-			return
+		env, err := protocol.Decode(frame)
+		if err != nil {
+			conn.Close(websocket.StatusProtocolError, "bad frame")
+			return fmt.Errorf("client: server sent a bad frame: %w", err)
 		}
-		if env.ID != 0 {
-			l.mu.Lock()
-			ch, ok := l.pending[env.ID]
-			l.mu.Unlock()
-			if ok {
-				ch <- env // buffered 1, and each id gets one reply
+		l.mu.Lock()
+		l.received++
+		l.mu.Unlock()
+		l.dispatch(env)
+	}
+}
+
+func (l *Lobby) dispatch(env protocol.Envelope) {
+	if env.ID != 0 {
+		l.mu.Lock()
+		ch, ok := l.pending[env.ID]
+		l.mu.Unlock()
+		if ok {
+			select {
+			case ch <- env: // buffered 1
+			default: // a replayed reply already delivered once
 			}
-			continue
 		}
+		return
+	}
+	switch env.Type {
+	case protocol.TypeError:
+		var e protocol.Error
+		_ = protocol.DecodeBody(env, &e)
+		l.log.Warn("server notice", "code", e.Code, "msg", e.Message)
+	case protocol.TypeRoomListUpdate:
+		l.routeListUpdate(env)
+	default:
 		l.mu.Lock()
 		r := l.room
 		l.mu.Unlock()
-		if env.Type == protocol.TypeError {
-			var e protocol.Error
-			_ = protocol.DecodeBody(env, &e)
-			l.log.Warn("server notice", "code", e.Code, "msg", e.Message)
-			continue
-		}
-		if env.Type == protocol.TypeRoomListUpdate {
-			l.routeListUpdate(env)
-			continue
-		}
 		if r != nil {
 			r.handle(env)
 		}
 	}
 }
 
-func (l *Lobby) routeListUpdate(env protocol.Envelope) {
+// resume tries to take the session's held seat back on a new connection
+// after err ended the old one, for up to the server's grace period. It
+// reports whether reading can go on.
+func (l *Lobby) resume(err error) bool {
 	l.mu.Lock()
-	w := l.watch
+	token, grace, r := l.welcome.Resume, time.Duration(l.welcome.Grace)*time.Second, l.room
+	closing := l.closing
 	l.mu.Unlock()
-	var u protocol.RoomListUpdate
-	if w == nil || protocol.DecodeBody(env, &u) != nil {
-		return
+	// The server holds a seat only for a session in a room whose
+	// connection died; anything else is the end.
+	st := websocket.CloseStatus(err)
+	if closing || token == "" || grace <= 0 || r == nil || st == websocket.StatusNormalClosure || st == websocket.StatusGoingAway {
+		return false
 	}
-	w.apply(u)
+	l.log.Info("lobby connection lost; resuming", "err", err, "grace", grace)
+	deadline := time.Now().Add(grace)
+	backoff := 100 * time.Millisecond
+	for time.Now().Before(deadline) {
+		ok, final := l.tryResume(deadline, token)
+		if ok {
+			r.emit(Resumed{})
+			return true
+		}
+		if final {
+			return false
+		}
+		select {
+		case <-time.After(min(backoff, time.Until(deadline))):
+		case <-l.stop.Done():
+			return false
+		}
+		backoff = min(backoff*2, 2*time.Second)
+	}
+	l.log.Info("resume gave up: grace period over")
+	return false
+}
+
+// tryResume makes one attempt. final reports that retrying is pointless
+// (the server refused the resume).
+func (l *Lobby) tryResume(deadline time.Time, token string) (ok, final bool) {
+	ctx, cancel := context.WithTimeout(l.stop, min(5*time.Second, time.Until(deadline)))
+	defer cancel()
+	conn, err := dialWS(ctx, l.url, l.opts)
+	if err != nil {
+		l.log.Debug("resume dial failed", "err", err)
+		return false, false
+	}
+	l.mu.Lock()
+	received := l.received
+	l.mu.Unlock()
+	frame, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Resume: token, Received: received})
+	if err == nil {
+		err = conn.Write(ctx, websocket.MessageBinary, frame)
+	}
+	var env protocol.Envelope
+	if err == nil {
+		var reply []byte
+		if _, reply, err = conn.Read(ctx); err == nil {
+			env, err = protocol.Decode(reply)
+		}
+	}
+	if err != nil {
+		conn.CloseNow()
+		return false, false
+	}
+	var w protocol.Welcome
+	if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &w) != nil || !w.Resumed {
+		conn.CloseNow()
+		var e protocol.Error
+		_ = protocol.DecodeBody(env, &e)
+		l.log.Info("resume refused", "code", e.Code, "msg", e.Message)
+		return false, true
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.closing {
+		conn.CloseNow()
+		return false, true
+	}
+	l.conn = conn
+	l.welcome.Resume = w.Resume
+	l.log.Info("session resumed")
+	return true, false
 }
 
 // leftRoom forgets r when it ends.

@@ -21,6 +21,15 @@ const maxBufferedGame = 64 << 10
 // signalTimeout bounds sending one signal over the lobby.
 const signalTimeout = 5 * time.Second
 
+// peerConfig is relay-only ICE through the issued TURN servers.
+func peerConfig(ice protocol.ICE) webrtc.Configuration {
+	cfg := webrtc.Configuration{ICETransportPolicy: webrtc.ICETransportPolicyRelay}
+	for _, s := range ice.Servers {
+		cfg.ICEServers = append(cfg.ICEServers, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
+	}
+	return cfg
+}
+
 // peer is the WebRTC connection between this session and one other player.
 type peer struct {
 	room   *Room
@@ -45,11 +54,7 @@ func (r *Room) newPeer(id string) (*peer, error) {
 	if rewrite := r.lobby.opts.RewriteICE; rewrite != nil {
 		ice = rewrite(ice)
 	}
-	cfg := webrtc.Configuration{ICETransportPolicy: webrtc.ICETransportPolicyRelay}
-	for _, s := range ice.Servers {
-		cfg.ICEServers = append(cfg.ICEServers, webrtc.ICEServer{URLs: s.URLs, Username: s.Username, Credential: s.Credential})
-	}
-	pc, err := r.lobby.api.NewPeerConnection(cfg)
+	pc, err := r.lobby.api.NewPeerConnection(peerConfig(ice))
 	if err != nil {
 		return nil, fmt.Errorf("client: peer connection: %w", err)
 	}

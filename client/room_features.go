@@ -87,6 +87,16 @@ func (r *Room) handleFeature(env protocol.Envelope) bool {
 			r.mu.Unlock()
 			r.emit(GameStarted(m))
 		}
+	case protocol.TypeHostChanged:
+		var m protocol.HostChanged
+		if r.decode(env, &m) {
+			r.hostChanged(m)
+		}
+	case protocol.TypeICERefresh:
+		var m protocol.ICERefresh
+		if r.decode(env, &m) {
+			r.refreshICE(m.ICE)
+		}
 	case protocol.TypeChatMessage:
 		var m protocol.ChatMessage
 		if r.decode(env, &m) {
@@ -96,4 +106,54 @@ func (r *Room) handleFeature(env protocol.Envelope) bool {
 		return false
 	}
 	return true
+}
+
+// hostChanged re-forms the star around the new host: a client drops its
+// connection to the old host (PlayerLeft already closed it) and offers to the
+// new one; the new host waits for offers.
+func (r *Room) hostChanged(m protocol.HostChanged) {
+	r.mu.Lock()
+	r.info.Host = m.Host
+	you := r.you
+	old := r.peers[m.Previous]
+	r.mu.Unlock()
+	if old != nil {
+		old.close(nil)
+	}
+	r.emit(HostChanged{Host: m.Host, Previous: m.Previous})
+	if m.Host == you {
+		return
+	}
+	p, err := r.newPeer(m.Host)
+	if err == nil {
+		err = p.offer()
+	}
+	if err != nil {
+		r.log.Warn("cannot connect to the new host", "host", m.Host, "err", err)
+		if p != nil {
+			p.close(err)
+		}
+	}
+}
+
+// refreshICE keeps the fresh credentials for new peers and hands them to
+// the open ones. The embedded TURN keeps serving existing allocations past
+// expiry, so open peers need no ICE restart; new allocations (a new peer)
+// need the new credentials.
+func (r *Room) refreshICE(ice protocol.ICE) {
+	r.mu.Lock()
+	r.ice = ice
+	peers := make([]*peer, 0, len(r.peers))
+	for _, p := range r.peers {
+		peers = append(peers, p)
+	}
+	r.mu.Unlock()
+	if rewrite := r.lobby.opts.RewriteICE; rewrite != nil {
+		ice = rewrite(ice)
+	}
+	for _, p := range peers {
+		if err := p.pc.SetConfiguration(peerConfig(ice)); err != nil {
+			r.log.Debug("apply fresh ICE servers", "peer", p.id, "err", err)
+		}
+	}
 }
