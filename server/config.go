@@ -160,8 +160,9 @@ func (c Config) validate() error {
 	if len(c.TURNSecret) < 16 {
 		errs = append(errs, errors.New("-turn-secret: must be at least 16 bytes"))
 	}
-	if c.TURNTTL < time.Minute || c.TURNTTL > 24*time.Hour {
-		errs = append(errs, fmt.Errorf("-turn-ttl %v: must be between 1m and 24h", c.TURNTTL))
+	// 10s is short enough to test credential refresh; production wants hours.
+	if c.TURNTTL < 10*time.Second || c.TURNTTL > 24*time.Hour {
+		errs = append(errs, fmt.Errorf("-turn-ttl %v: must be between 10s and 24h", c.TURNTTL))
 	}
 	for _, k := range c.APIKeys {
 		if len(k) < 16 {
