@@ -1,4 +1,6 @@
+import { mountGame as mountArena } from '../game';
 import type { RoomSession } from '../src/sdk';
+import { mountGame as mountPointer } from './pointer-game';
 
 /** What the lobby hands the game when the host starts it. */
 export interface MountGameOptions {
@@ -14,7 +16,9 @@ export interface GameHandle {
 /** The contract web/game/index.ts fulfils. */
 export type MountGame = (opts: MountGameOptions) => GameHandle;
 
-// The game the lobby mounts on gameStarted. Until web/game exists it is the
-// pointer demo; switching to the real game is this one line:
-//   export { mountGame } from '../game';
-export { mountGame } from './pointer-game';
+// The game the lobby mounts on gameStarted. The arena (web/game, issue 4) is
+// a two-team game, so rooms in "Teams" mode play it; the other modes keep the
+// pointer demo until they have games of their own.
+export function mountGame(opts: MountGameOptions): GameHandle {
+  return opts.session.room.mode === 'Teams' ? mountArena(opts) : mountPointer(opts);
+}

@@ -2,7 +2,7 @@
 // push and kick. It plays through the same input path as a person (it only
 // looks at what this tab draws), so it is how tests and idle tabs play.
 import { KICK_REACH } from './physics';
-import { ARENA_H, ARENA_W, PLAYER_R, type ArenaInput } from './schema';
+import { ARENA_H, ARENA_W, BALL_R, PLAYER_R, type ArenaInput } from './schema';
 
 export interface PilotView {
   me: { x: number; y: number; team: number } | null;
@@ -14,22 +14,37 @@ const DEAD_ZONE = 6;
 export function autopilot(v: PilotView): ArenaInput {
   const none: ArenaInput = { up: false, down: false, left: false, right: false, kick: false };
   if (!v.me || !v.ball) return none;
-  const goalX = v.me.team === 0 ? ARENA_W : 0;
-  const goalY = ARENA_H / 2;
-  // Aim at a point just behind the ball, as seen from the goal we attack.
-  const gx = goalX - v.ball.x;
-  const gy = goalY - v.ball.y;
+  const { me, ball } = v;
+  // The goal we attack, and the unit vector from the ball towards it.
+  const gx = (me.team === 0 ? ARENA_W : 0) - ball.x;
+  const gy = ARENA_H / 2 - ball.y;
   const g = Math.hypot(gx, gy) || 1;
-  const behind = { x: v.ball.x - (gx / g) * (PLAYER_R + 6), y: v.ball.y - (gy / g) * (PLAYER_R + 6) };
-  const toBall = Math.hypot(v.ball.x - v.me.x, v.ball.y - v.me.y);
-  const target = toBall < KICK_REACH + 8 ? v.ball : behind;
-  const dx = target.x - v.me.x;
-  const dy = target.y - v.me.y;
+  const ux = gx / g;
+  const uy = gy / g;
+  const toBall = Math.hypot(ball.x - me.x, ball.y - me.y) || 1;
+  // Behind the ball: the ball lies between us and the goal we attack.
+  const behind = ((ball.x - me.x) * ux + (ball.y - me.y) * uy) / toBall > 0.6;
+  let tx: number;
+  let ty: number;
+  if (behind) {
+    tx = ball.x;
+    ty = ball.y;
+  } else {
+    // Go round the ball, never through it: aim beside it first, then behind it.
+    const back = { x: ball.x - ux * (PLAYER_R + BALL_R + 10), y: ball.y - uy * (PLAYER_R + BALL_R + 10) };
+    const side = Math.sign((me.x - ball.x) * -uy + (me.y - ball.y) * ux) || 1;
+    const clear = 2 * (PLAYER_R + BALL_R);
+    const near = toBall < clear * 1.5;
+    tx = near ? ball.x - uy * side * clear : back.x;
+    ty = near ? ball.y + ux * side * clear : back.y;
+  }
+  const dx = tx - me.x;
+  const dy = ty - me.y;
   return {
     left: dx < -DEAD_ZONE,
     right: dx > DEAD_ZONE,
     up: dy < -DEAD_ZONE,
     down: dy > DEAD_ZONE,
-    kick: toBall < KICK_REACH,
+    kick: behind && toBall < KICK_REACH,
   };
 }

@@ -1,10 +1,12 @@
 // A joining tab's side: predicts its own player, interpolates the rest.
-import { NetClient, type ClientView, type NetTransport, type Scheduler } from '../src/netcode';
-import { movePlayer } from './physics';
-import { arenaGame, type ArenaInput, type Field } from './schema';
+import { NetClient, type ClientView, type Entity, type NetTransport, type Scheduler } from '../src/netcode';
+import { movePlayer, separatePlayers } from './physics';
+import { arenaGame, Kind, schema, type ArenaInput, type Field } from './schema';
 
 export class ClientGame {
   readonly net: NetClient<ArenaInput, Field>;
+  /** Other players as last drawn: obstacles for our prediction. */
+  private others: Entity<Field>[] = [];
 
   constructor(transport: NetTransport, readInput: () => ArenaInput, scheduler?: Scheduler) {
     this.net = new NetClient<ArenaInput, Field>({
@@ -12,7 +14,13 @@ export class ClientGame {
       game: arenaGame,
       scheduler,
       readInput,
-      predict: movePlayer,
+      // Our own movement is exactly the host's. Bumping into others is a
+      // guess (we see them in the past), but a far better one than walking
+      // through them: a shoving match stays a small correction, not a big one.
+      predict: (e, input, dt) => {
+        movePlayer(e, input, dt);
+        for (const o of this.others) separatePlayers(e, schema.copy(o));
+      },
       smoothFields: ['x', 'y'],
       smoothingMs: 100,
       // A goal puts everyone back on their spawn: that jump is real, show it as one.
@@ -32,6 +40,9 @@ export class ClientGame {
   }
 
   view(): ClientView<Field> {
-    return this.net.view();
+    const v = this.net.view();
+    this.others = [];
+    for (const [id, e] of v.entities) if (id !== v.localId && e.kind === Kind.Player) this.others.push(e);
+    return v;
   }
 }

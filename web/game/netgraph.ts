@@ -45,9 +45,7 @@ export class Netgraph {
   showHost(tick: number, peers: { name: string; stats: HostPeerStats }[]): void {
     const lines = [`host · tick ${tick} · ${peers.length} client${peers.length === 1 ? '' : 's'}`];
     for (const { name, stats: s } of peers) {
-      lines.push(
-        `${name}: RTT ${ms(s.rttMs)}  loss ${pct(s.lossIn)}  ↓${kbs(s.bytesOutPerSec)} ↑${kbs(s.bytesInPerSec)}  late ${s.stickyTicks}`,
-      );
+      lines.push(`${name}: RTT ${ms(s.rttMs)}   loss in ${pct(s.lossIn)}`, `  ↓ ${kbs(s.bytesOutPerSec)}   ↑ ${kbs(s.bytesInPerSec)}   late inputs ${s.stickyTicks}`);
     }
     this.text.textContent = lines.join('\n');
     const worst = Math.max(0, ...peers.map((p) => p.stats.rttMs ?? 0));

@@ -10,6 +10,12 @@ const PLAYER_FRICTION = 6; // 1/s
 const REST = 1;
 
 const BALL_FRICTION = 0.9; // 1/s
+/**
+ * The ball's friction takes 1.5 % of its speed per tick; below ~2 px/s that
+ * is less than the 1/32 px/s rounding step and the ball would creep forever
+ * (and cost bandwidth forever), so it stops under 5 px/s.
+ */
+const BALL_REST = 5;
 const BALL_MAX_SPEED = 900;
 const WALL_BOUNCE = 0.85;
 const PLAYER_BOUNCE = 0.5;
@@ -112,7 +118,7 @@ export type Goal = 'left' | 'right' | null;
 export function moveBall(ball: Entity<Field>, dt: number): Goal {
   ball.vx -= ball.vx * BALL_FRICTION * dt;
   ball.vy -= ball.vy * BALL_FRICTION * dt;
-  if (Math.hypot(ball.vx, ball.vy) < REST) {
+  if (Math.hypot(ball.vx, ball.vy) < BALL_REST) {
     ball.vx = 0;
     ball.vy = 0;
   }

@@ -118,8 +118,8 @@ const OFFSET_WINDOW_MS = 4000;
  * picks the smallest delay that would have left the buffer dry for no more
  * than `dryBudget` of the time. Jitter and bursts of loss both raise it;
  * a quiet network lets it fall back to the minimum. The render tick moves
- * smoothly (up to 10 % faster or slower than real time) towards its target,
- * and jumps only when it is far off.
+ * smoothly towards its target (at most 10 % faster than real time, or down
+ * to half speed when it is ahead), and jumps only when it is far off.
  */
 export class PlayoutClock {
   private readonly r: number; // ticks per ms
@@ -173,9 +173,12 @@ export class PlayoutClock {
     if (this.render === null || Math.abs(target - this.render) > 250 * this.r) {
       this.render = target;
     } else {
+      // Ahead of the target means drawing past the data soon (a latency
+      // jump, a longer delay): slow down hard, to half speed. Behind it only
+      // means drawing a little late: catch up gently, at most 10 % faster.
       const step = Math.max(0, now - this.lastNow) * this.r;
       const err = target - (this.render + step);
-      this.render += step * (1 + Math.max(-0.1, Math.min(0.1, err * 0.05)));
+      this.render += step * (1 + Math.max(-0.5, Math.min(0.1, err * 0.1)));
     }
     this.lastNow = now;
     return this.render;
