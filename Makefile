@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean
+.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -50,6 +50,10 @@ fuzz:
 	    (ulimit -v 4194304; $(GO) test -run '^$$' -fuzz "^$$target$$" -fuzztime $(FUZZTIME) $$pkg) || exit 1; \
 	  done; \
 	done
+
+## bench: TURN vs coturn, latency, allocations, lobby, browser, capacity; one table (not part of test)
+bench: build
+	bench/run.sh $(BENCHARGS)
 
 clean:
 	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg

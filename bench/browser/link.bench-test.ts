@@ -1,0 +1,118 @@
+import { writeFileSync } from 'node:fs';
+import type { Browser, Page } from 'playwright-core';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { launchBrowser } from '../../e2e/browser';
+import { stateOf, waitForState } from '../../e2e/page-state';
+
+// Share link opened → first game packet, in headless Chromium with the e2e
+// flags (loopback only). One host tab creates a room and starts the game;
+// each run opens the share link in a fresh context (a returning player: the
+// name is already remembered), clicks Join as soon as the page can, and
+// notes when the first packet arrives on the game channel. Times are the
+// page's own clock, whose zero is the navigation start.
+//
+// Env: BENCH_URL (a running hostrelay), BENCH_OUT (JSON results), BENCH_RUNS.
+
+const base = process.env['BENCH_URL'] ?? '';
+const out = process.env['BENCH_OUT'] ?? '';
+const runs = Number(process.env['BENCH_RUNS'] ?? '10');
+
+declare global {
+  interface Window {
+    __bench?: { firstPacket: number | null };
+  }
+}
+
+/** Records the first message on any 'game' data channel of the page. */
+function recordFirstPacket(): void {
+  window.__bench = { firstPacket: null };
+  const create = RTCPeerConnection.prototype.createDataChannel;
+  RTCPeerConnection.prototype.createDataChannel = function (this: RTCPeerConnection, label, init) {
+    const ch = create.call(this, label, init);
+    if (label === 'game') {
+      ch.addEventListener('message', () => {
+        if (window.__bench && window.__bench.firstPacket === null) window.__bench.firstPacket = performance.now();
+      });
+    }
+    return ch;
+  };
+}
+
+let browser: Browser;
+
+beforeAll(async () => {
+  if (!base || !out) throw new Error('set BENCH_URL and BENCH_OUT (bench/cmd/benchrun does)');
+  browser = await launchBrowser();
+});
+
+afterAll(async () => {
+  await browser?.close();
+});
+
+function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const m = Math.floor(s.length / 2);
+  return s.length % 2 ? (s[m] ?? NaN) : ((s[m - 1] ?? NaN) + (s[m] ?? NaN)) / 2;
+}
+
+it('share link to first game packet', async () => {
+  const hostContext = await browser.newContext();
+  const host = await hostContext.newPage();
+  await host.goto(`${base}/`);
+  await waitForState(host, () => window.hostrelay.phase === 'lobby', null);
+  await host.fill('#create-name', 'Host');
+  await host.fill('#room-name', 'bench room');
+  await host.fill('#max-players', '16');
+  await host.click('#create-button');
+  await waitForState(host, () => window.hostrelay.phase === 'room' && window.hostrelay.role === 'host', null);
+  const link = await host.inputValue('#share-link');
+
+  // Start the game with a first player, so every measured player joins a
+  // running game: the pointer demo mounts on join and its packets flow (the
+  // client sends 30 times a second, the host echoes each one).
+  const warmContext = await browser.newContext();
+  await warmContext.addInitScript(() => localStorage.setItem('hostrelay.name', 'Warm'));
+  const warm = await warmContext.newPage();
+  await warm.goto(link);
+  await waitForState(warm, () => window.hostrelay.phase === 'name', null);
+  await warm.click('#join-button');
+  await waitForState(warm, () => window.hostrelay.phase === 'room' && window.hostrelay.openPeers.length === 1, null);
+  await warm.click('#ready-button');
+  await waitForState(host, () => window.hostrelay.players.length === 2 && window.hostrelay.players.every((p) => p.host || p.ready), null);
+  await host.click('#start-button');
+  await waitForState(warm, () => window.hostrelay.started, null);
+  await warmContext.close();
+  await waitForState(host, () => window.hostrelay.openPeers.length === 0, null);
+
+  const total: number[] = [];
+  const channel: number[] = [];
+  const joinClick: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    const context = await browser.newContext();
+    await context.addInitScript(() => localStorage.setItem('hostrelay.name', 'Runner'));
+    await context.addInitScript(recordFirstPacket);
+    const page: Page = await context.newPage();
+    await page.goto(link);
+    await waitForState(page, () => window.hostrelay.phase === 'name', null);
+    await page.click('#join-button');
+    await waitForState(page, () => (window.__bench?.firstPacket ?? null) !== null, null);
+    const first = await page.evaluate(() => window.__bench?.firstPacket ?? NaN);
+    const marks = await page.evaluate(() => window.hostrelayTest.marks);
+    expect((await stateOf(page)).role).toBe('client');
+    total.push(first);
+    channel.push(marks.channelOpen ?? NaN);
+    joinClick.push(marks.joinStart ?? NaN);
+    await context.close();
+    // Let the host see the player leave before the next one comes.
+    await waitForState(host, () => window.hostrelay.openPeers.length === 0, null);
+  }
+  await hostContext.close();
+  const result = {
+    runsMs: total.map((v) => Math.round(v)),
+    medianMs: median(total),
+    medianChannelOpenMs: median(channel),
+    medianJoinClickMs: median(joinClick),
+  };
+  writeFileSync(out, JSON.stringify(result));
+  console.log(`share link → first game packet: median ${result.medianMs.toFixed(0)} ms over ${runs} runs`);
+});

@@ -1,0 +1,238 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/hostrelay/hostrelay/bench/internal/loadgen"
+	"github.com/hostrelay/hostrelay/bench/internal/wsload"
+)
+
+// Results is everything one run measured; JSON goes next to the table.
+type Results struct {
+	Started  time.Time `json:"started"`
+	Machine  string    `json:"machine"`
+	LoadFrom string    `json:"loadBefore"`
+	LoadTo   string    `json:"loadAfter"`
+	Quick    bool      `json:"quick"`
+	Notes    []string  `json:"notes"`
+
+	// Forward[target][payload]
+	Forward map[string]map[int]loadgen.Saturation `json:"forward"`
+	// Latency[target][percent of saturation]; "direct" is the loopback baseline at ours' rates.
+	Latency map[string]map[int]loadgen.Step `json:"latency"`
+	// DirectAt[target][percent]: the direct baseline at that target's rates.
+	DirectAt map[string]map[int]loadgen.Step `json:"directAt"`
+	Cycles   map[string]CyclesResult         `json:"cycles"`
+	AllocMem map[string]float64              `json:"allocMemPer1000"` // bytes of RSS per 1000 live allocations
+	Idle     map[string]wsload.IdleResult    `json:"idle"`
+	Fanout   map[string]FanoutLadder         `json:"fanout"`
+	Browser  *BrowserResult                  `json:"browser,omitempty"`
+	Capacity *CapacityResult                 `json:"capacity,omitempty"`
+}
+
+// CyclesResult is allocation cycles on one server.
+type CyclesResult struct {
+	Cycles    uint64  `json:"cycles"`
+	Failures  uint64  `json:"failures"`
+	PerSec    float64 `json:"perSec"`
+	PerCPUSec float64 `json:"perCPUSec"`
+	Err       string  `json:"err,omitempty"`
+}
+
+// FanoutLadder is a fan-out rate ladder and its best step.
+type FanoutLadder struct {
+	Steps []wsload.FanoutResult `json:"steps"`
+	Best  wsload.FanoutResult   `json:"best"`
+	Rate  float64               `json:"bestLinesPerSession"`
+}
+
+// BrowserResult is the share-link-to-first-packet runs.
+type BrowserResult struct {
+	Runs       []float64 `json:"runsMs"`
+	MedianMs   float64   `json:"medianMs"`
+	ChannelMs  float64   `json:"medianChannelOpenMs"`
+	JoinMs     float64   `json:"medianJoinClickMs"`
+	BrowserCPU string    `json:"browserCpu"`
+}
+
+// CapacityResult is the player ladder through our TURN.
+type CapacityResult struct {
+	Steps          []CapacityStep `json:"steps"`
+	Players        int            `json:"players"`
+	GeneratorBound bool           `json:"generatorBound"`
+}
+
+// CapacityStep is one player count.
+type CapacityStep struct {
+	Players int          `json:"players"`
+	Step    loadgen.Step `json:"step"`
+}
+
+func newResults() *Results {
+	return &Results{
+		Forward:  map[string]map[int]loadgen.Saturation{},
+		Latency:  map[string]map[int]loadgen.Step{},
+		DirectAt: map[string]map[int]loadgen.Step{},
+		Cycles:   map[string]CyclesResult{},
+		AllocMem: map[string]float64{},
+		Idle:     map[string]wsload.IdleResult{},
+		Fanout:   map[string]FanoutLadder{},
+	}
+}
+
+func kpps(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+
+	return fmt.Sprintf("%.0fk", v/1000)
+}
+
+func us(d time.Duration) string {
+	if d >= loadgen.HistMax {
+		return "≥ 20 ms"
+	}
+
+	return fmt.Sprintf("%.0f µs", float64(d)/1e3)
+}
+
+func kb(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+
+	return fmt.Sprintf("%.1f KB", v/1024)
+}
+
+func ratio(a, b float64) string {
+	if a == 0 || b == 0 {
+		return "–"
+	}
+
+	return fmt.Sprintf("%.2f×", a/b)
+}
+
+func verdict(ok bool) string {
+	if ok {
+		return "met"
+	}
+
+	return "**not met**"
+}
+
+// Table writes the results as one markdown table plus notes.
+func (r *Results) Table(w io.Writer) {
+	row := func(cells ...string) { fmt.Fprintf(w, "| %s |\n", strings.Join(cells, " | ")) }
+	fmt.Fprintf(w, "hostrelay benchmarks, %s, %s\n", r.Started.Format("2006-01-02 15:04 MST"), r.Machine)
+	fmt.Fprintf(w, "load average before %s, after %s%s\n\n", r.LoadFrom, r.LoadTo, map[bool]string{true: " (quick run: figures are not meaningful)"}[r.Quick])
+	row("measure", "ours", "coturn", "bare", "ours/coturn", "ours/bare", "target")
+	row("---", "---:", "---:", "---:", "---:", "---:", "---")
+
+	for _, size := range []int{150, 60} {
+		o, c, b := r.Forward["ours"][size], r.Forward["coturn"][size], r.Forward["bare"][size]
+		if o.Best.Offered == 0 && c.Best.Offered == 0 {
+			continue
+		}
+		target := ""
+		if size == 150 {
+			target = fmt.Sprintf("ours ≥ 1.2× coturn: %s", verdict(c.Best.PerCPUSec > 0 && o.Best.PerCPUSec >= 1.2*c.Best.PerCPUSec))
+		}
+		row(fmt.Sprintf("TURN forwarding %d B: packets per server CPU-second, at the best rate", size),
+			kpps(o.Best.PerCPUSec), kpps(c.Best.PerCPUSec), kpps(b.Best.PerCPUSec),
+			ratio(o.Best.PerCPUSec, c.Best.PerCPUSec), ratio(o.Best.PerCPUSec, b.Best.PerCPUSec), target)
+		row(fmt.Sprintf("TURN forwarding %d B: highest rate with < 0.1 %% loss (packets/s)", size),
+			boundMark(o), boundMark(c), boundMark(b),
+			ratio(o.Best.Offered, c.Best.Offered), ratio(o.Best.Offered, b.Best.Offered), "")
+		if len(o.Fixed) > 0 && len(c.Fixed) > 0 && len(b.Fixed) > 0 {
+			row(fmt.Sprintf("TURN forwarding %d B: packets per server CPU-second at %s/s offered", size, kpps(o.Fixed[0].Offered)),
+				kpps(o.Fixed[0].PerCPUSec), kpps(c.Fixed[0].PerCPUSec), kpps(b.Fixed[0].PerCPUSec),
+				ratio(o.Fixed[0].PerCPUSec, c.Fixed[0].PerCPUSec), ratio(o.Fixed[0].PerCPUSec, b.Fixed[0].PerCPUSec), "")
+		}
+	}
+	for _, pct := range []int{10, 50, 80} {
+		o, c := r.Latency["ours"][pct], r.Latency["coturn"][pct]
+		do, dc := r.DirectAt["ours"][pct], r.DirectAt["coturn"][pct]
+		if o.Offered == 0 {
+			continue
+		}
+		target := ""
+		if pct == 50 {
+			target = "ours p99 ≤ 50 µs: " + verdict(o.P99-do.P99 <= 50*time.Microsecond)
+		}
+		row(fmt.Sprintf("added latency at %d %% of saturation, p50 / p99 (rate; direct p50 / p99)", pct),
+			fmt.Sprintf("%s / %s (%s/s; %s / %s)", us(o.P50-do.P50), us(o.P99-do.P99), kpps(o.Offered), us(do.P50), us(do.P99)),
+			fmt.Sprintf("%s / %s (%s/s; %s / %s)", us(c.P50-dc.P50), us(c.P99-dc.P99), kpps(c.Offered), us(dc.P50), us(dc.P99)),
+			"", "", "", target)
+	}
+	if o, c := r.Cycles["ours"], r.Cycles["coturn"]; o.PerCPUSec > 0 || c.PerCPUSec > 0 {
+		row("allocation cycles (401, Allocate, CreatePermission, ChannelBind, Refresh 0) per server CPU-second",
+			fmt.Sprintf("%.0f", o.PerCPUSec), fmt.Sprintf("%.0f", c.PerCPUSec), "", ratio(o.PerCPUSec, c.PerCPUSec), "", "")
+	}
+	if o, c := r.AllocMem["ours"], r.AllocMem["coturn"]; o > 0 || c > 0 {
+		row("RSS per 1,000 live allocations (permission + channel each)", mb(o), mb(c), "", ratio(o, c), "", "")
+	}
+	if o, b := r.Idle["ours"], r.Idle["bare"]; o.Sessions > 0 {
+		row(fmt.Sprintf("idle lobby session, %d sessions: RSS per session", o.Sessions),
+			kb(o.RSSPerSession), "", kb(b.RSSPerSession), "", ratio(o.RSSPerSession, b.RSSPerSession),
+			"≤ 16 KB: "+verdict(o.RSSPerSession <= 16*1024))
+		row("idle lobby session: Go heap + stacks per session (goroutines)",
+			fmt.Sprintf("%s + %s (%.0f)", kb(o.HeapPerSession), kb(o.StackPerSession), o.GoroutinesPer), "",
+			fmt.Sprintf("%s + %s (%.0f)", kb(b.HeapPerSession), kb(b.StackPerSession), b.GoroutinesPer), "", "", "")
+	}
+	if h := r.Idle["hostrelay"]; h.Sessions > 0 {
+		row("idle lobby session in bin/hostrelay (echo, TURN, everything): RSS per session", kb(h.RSSPerSession), "", "", "", "", "")
+	}
+	if o, b := r.Fanout["ours"], r.Fanout["bare"]; len(o.Steps) > 0 {
+		row("lobby fan-out, 1,000 sessions in rooms of 10: deliveries/s with < 0.1 % dropped",
+			fmt.Sprintf("%.0f", o.Best.PerSecond), "", fmt.Sprintf("%.0f", b.Best.PerSecond), "",
+			ratio(o.Best.PerSecond, b.Best.PerSecond), "≥ 1.0× bare: "+verdict(o.Best.PerSecond >= b.Best.PerSecond))
+		row("lobby fan-out at that rate: p99 delivery latency / dropped / deliveries per server CPU-second",
+			fmt.Sprintf("%s / %.2f %% / %.0f", ms(o.Best.P99), 100*o.Best.Drops, o.Best.PerCPUSec), "",
+			fmt.Sprintf("%s / %.2f %% / %.0f", ms(b.Best.P99), 100*b.Best.Drops, b.Best.PerCPUSec), "",
+			ratio(o.Best.PerCPUSec, b.Best.PerCPUSec), "")
+	}
+	if b := r.Browser; b != nil && len(b.Runs) > 0 {
+		row(fmt.Sprintf("browser: share link opened → first game packet, median of %d", len(b.Runs)),
+			fmt.Sprintf("%.0f ms (channel open %.0f ms)", b.MedianMs, b.ChannelMs), "", "", "", "",
+			"≤ 250 ms: "+verdict(b.MedianMs <= 250))
+	}
+	if c := r.Capacity; c != nil && len(c.Steps) > 0 {
+		v := fmt.Sprintf("%d", c.Players)
+		if c.GeneratorBound {
+			v = "≥ " + v + " (generator-bound)"
+		}
+		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
+	}
+	fmt.Fprintln(w)
+	for _, n := range r.Notes {
+		fmt.Fprintf(w, "- %s\n", n)
+	}
+}
+
+func boundMark(s loadgen.Saturation) string {
+	v := kpps(s.Best.Offered)
+	if s.GeneratorBound {
+		v = "≥ " + v + "†"
+	}
+
+	return v
+}
+
+func mb(v float64) string {
+	if v == 0 {
+		return "–"
+	}
+
+	return fmt.Sprintf("%.1f MB", v/(1<<20))
+}
+
+func ms(d time.Duration) string {
+	if d >= loadgen.HistMax {
+		return "≥ 20 ms"
+	}
+
+	return fmt.Sprintf("%.1f ms", float64(d)/1e6)
+}

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostrelay/hostrelay/bench/internal/loadgen"
+	"github.com/hostrelay/hostrelay/bench/internal/wsload"
+)
+
+// The table renders every section and its targets from made-up results.
+func TestTable(t *testing.T) {
+	r := newResults()
+	r.Started, r.Machine, r.LoadFrom, r.LoadTo = time.Unix(0, 0), "test box", "0.1", "0.2"
+	for name, per := range map[string]float64{"ours": 150000, "coturn": 75000, "bare": 200000} {
+		r.Forward[name] = map[int]loadgen.Saturation{}
+		for _, size := range payloads {
+			r.Forward[name][size] = loadgen.Saturation{
+				Best:  loadgen.Step{Offered: per, PerCPUSec: per},
+				Fixed: []loadgen.Step{{Offered: 40000, PerCPUSec: per / 2}},
+			}
+		}
+	}
+	r.Forward["bare"][150] = loadgen.Saturation{Best: loadgen.Step{Offered: 1, PerCPUSec: 1}, GeneratorBound: true}
+	for _, name := range []string{"ours", "coturn"} {
+		r.Latency[name] = map[int]loadgen.Step{}
+		r.DirectAt[name] = map[int]loadgen.Step{}
+		for _, pct := range []int{10, 50, 80} {
+			r.Latency[name][pct] = loadgen.Step{Offered: 1000, P50: 30 * time.Microsecond, P99: time.Hour}
+			r.DirectAt[name][pct] = loadgen.Step{P50: 5 * time.Microsecond, P99: 10 * time.Microsecond}
+		}
+	}
+	r.Cycles["ours"], r.Cycles["coturn"] = CyclesResult{PerCPUSec: 8000}, CyclesResult{PerCPUSec: 4000}
+	r.AllocMem["ours"], r.AllocMem["coturn"] = 20<<20, 28<<20
+	r.Idle["ours"] = wsload.IdleResult{Sessions: 10000, RSSPerSession: 15 << 10}
+	r.Idle["bare"] = wsload.IdleResult{Sessions: 10000, RSSPerSession: 30 << 10}
+	r.Fanout["ours"] = FanoutLadder{Steps: []wsload.FanoutResult{{}}, Best: wsload.FanoutResult{PerSecond: 2, PerCPUSec: 2}}
+	r.Fanout["bare"] = FanoutLadder{Steps: []wsload.FanoutResult{{}}, Best: wsload.FanoutResult{PerSecond: 1, PerCPUSec: 1}}
+	r.Browser = &BrowserResult{Runs: []float64{200, 210}, MedianMs: 205}
+	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7}}, Players: 7, GeneratorBound: true}
+	r.Notes = []string{"a note"}
+
+	var b bytes.Buffer
+	r.Table(&b)
+	out := b.String()
+	for _, want := range []string{
+		"| 150k | 75k | 0k | 2.00× | 150000.00× | ours ≥ 1.2× coturn: met |", "| 75k | 38k | 100k | 2.00× | 0.75× |",
+		"≥ 0k†", "≥ 20 ms", "ours p99 ≤ 50 µs: **not met**", "8000 | 4000", "≤ 16 KB: met",
+		"≥ 1.0× bare: met", "≤ 250 ms: met", "≥ 7 (generator-bound)", "- a note",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,480 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/hostrelay/hostrelay/bench/internal/loadgen"
+	"github.com/hostrelay/hostrelay/bench/internal/wsload"
+)
+
+// driver runs the sections. Servers go on serverCPU; the driver itself (the
+// load) runs wherever run.sh pinned it.
+type driver struct {
+	hostrelay string // bin/hostrelay
+	bins      string // directory of the bench binaries
+	serverCPU int
+	loadCPU   int
+	quick     bool
+	res       *Results
+}
+
+func (d *driver) logf(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "bench: "+format+"\n", args...)
+}
+
+// steps scales a duration down for quick (smoke) runs.
+func (d *driver) steps(long time.Duration) time.Duration {
+	if d.quick {
+		return long / 10
+	}
+
+	return long
+}
+
+// turnTarget is a TURN server under test and how to get credentials for it.
+type turnTarget struct {
+	name  string
+	addr  *net.UDPAddr
+	pid   int
+	creds func(ctx context.Context, rooms, size int) ([]loadgen.Creds, func(), error)
+	stop  func()
+}
+
+func (d *driver) startTURN(ctx context.Context, name string) (*turnTarget, error) {
+	switch name {
+	case "ours":
+		h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU)
+		if err != nil {
+			return nil, err
+		}
+		addr, _ := net.ResolveUDPAddr("udp4", h.turnUDP)
+		url := "ws://" + h.http + "/ws"
+
+		return &turnTarget{name: name, addr: addr, pid: h.pid, stop: h.stop,
+			creds: func(ctx context.Context, rooms, size int) ([]loadgen.Creds, func(), error) {
+				return loadgen.LobbyRooms(ctx, url, rooms, size)
+			}}, nil
+	case "coturn":
+		c, err := startCoturn(ctx, d.serverCPU)
+		if err != nil {
+			return nil, err
+		}
+		addr, _ := net.ResolveUDPAddr("udp4", c.addr)
+		n := 0
+
+		return &turnTarget{name: name, addr: addr, pid: c.pid, stop: c.stop,
+			creds: func(_ context.Context, rooms, size int) ([]loadgen.Creds, func(), error) {
+				cs := make([]loadgen.Creds, rooms*size)
+				for i := range cs {
+					n++
+					cs[i] = loadgen.RESTCreds(c.secret, fmt.Sprintf("bench-%d", n), 6*time.Hour)
+				}
+
+				return cs, func() {}, nil
+			}}, nil
+	}
+
+	return nil, fmt.Errorf("unknown TURN target %q", name)
+}
+
+// turnPairs sets up n allocation pairs (each pair a room of 2 for ours).
+func (t *turnTarget) pairs(ctx context.Context, n int) ([]loadgen.Pair, func(), error) {
+	creds, closeCreds, err := t.creds(ctx, n, 2)
+	if err != nil {
+		return nil, nil, err
+	}
+	ps, err := loadgen.TURNPairs(ctx, t.addr, n, func(i int) loadgen.Creds { return creds[i] })
+	if err != nil {
+		closeCreds()
+
+		return nil, nil, err
+	}
+
+	return ps, func() { loadgen.ClosePairs(ps); closeCreds() }, nil
+}
+
+const pairs = 25
+
+var payloads = []int{150, 60}
+
+// forward: the rate ladder for each target and payload size.
+func (d *driver) forward(ctx context.Context) error {
+	for _, name := range []string{"ours", "coturn", "bare"} {
+		var ps []loadgen.Pair
+		var closePairs, stop func()
+		pid := 0
+		if name == "bare" {
+			var addr string
+			p, err := start(ctx, "bareudp", d.serverCPU, listeningAddr(&addr), filepath.Join(d.bins, "bareudp"))
+			if err != nil {
+				return err
+			}
+			stop, pid = p.stop, p.pid
+			ua, _ := net.ResolveUDPAddr("udp4", addr)
+			if ps, err = loadgen.BarePairs(ctx, ua, pairs); err != nil {
+				stop()
+
+				return err
+			}
+			closePairs = func() { loadgen.ClosePairs(ps) }
+		} else {
+			t, err := d.startTURN(ctx, name)
+			if err != nil {
+				return err
+			}
+			stop, pid = t.stop, t.pid
+			if ps, closePairs, err = t.pairs(ctx, pairs); err != nil {
+				stop()
+
+				return err
+			}
+		}
+		d.res.Forward[name] = map[int]loadgen.Saturation{}
+		for _, size := range payloads {
+			d.logf("forward: %s, %d B", name, size)
+			sat, err := loadgen.Saturate(ctx, loadgen.SaturateConfig{
+				Pairs: ps, Payload: size, Start: 20000, Factor: 1.25, Limit: 600000,
+				Step: d.steps(2 * time.Second), PID: pid, Fixed: []float64{40000},
+				Log: func(s loadgen.Step) {
+					d.logf("  %s %dB offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f perCPUs %.0f",
+						name, size, s.Offered, s.Sent, s.Delivered, 100*s.Loss, s.ServerCPU, s.PerCPUSec)
+				},
+			})
+			if err != nil {
+				closePairs()
+				stop()
+
+				return err
+			}
+			d.res.Forward[name][size] = sat
+		}
+		closePairs()
+		stop()
+	}
+
+	return nil
+}
+
+// latency: one-way delay at 10, 50 and 80 % of each target's 150 B
+// saturation rate, and the direct loopback path at the same rates.
+func (d *driver) latency(ctx context.Context) error {
+	for _, name := range []string{"ours", "coturn"} {
+		sat := d.res.Forward[name][150].Best.Offered
+		if sat == 0 {
+			sat = map[string]float64{"ours": 100000, "coturn": 60000}[name]
+			d.res.Notes = append(d.res.Notes, fmt.Sprintf("latency: no saturation measured for %s; assumed %.0f packets/s", name, sat))
+		}
+		t, err := d.startTURN(ctx, name)
+		if err != nil {
+			return err
+		}
+		ps, closePairs, err := t.pairs(ctx, pairs)
+		if err != nil {
+			t.stop()
+
+			return err
+		}
+		direct, err := loadgen.DirectPairs(ctx, pairs)
+		if err != nil {
+			closePairs()
+			t.stop()
+
+			return err
+		}
+		d.res.Latency[name] = map[int]loadgen.Step{}
+		d.res.DirectAt[name] = map[int]loadgen.Step{}
+		for _, pct := range []int{10, 50, 80} {
+			rate := sat * float64(pct) / 100
+			st, err := loadgen.LatencyAt(ctx, ps, 150, rate, d.steps(3*time.Second), t.pid)
+			if err != nil {
+				return err
+			}
+			ds, err := loadgen.LatencyAt(ctx, direct, 150, rate, d.steps(3*time.Second), 0)
+			if err != nil {
+				return err
+			}
+			d.logf("latency: %s %d%% (%.0f/s): p50 %v p99 %v loss %.4f%%; direct p50 %v p99 %v",
+				name, pct, rate, st.P50, st.P99, 100*st.Loss, ds.P50, ds.P99)
+			d.res.Latency[name][pct], d.res.DirectAt[name][pct] = st, ds
+		}
+		loadgen.ClosePairs(direct)
+		closePairs()
+		t.stop()
+	}
+
+	return nil
+}
+
+// cycles: allocation cycles per server CPU-second, then the memory of 1,000
+// live allocations on a fresh server.
+func (d *driver) cycles(ctx context.Context) error {
+	const workers = 16
+	for _, name := range []string{"ours", "coturn"} {
+		t, err := d.startTURN(ctx, name)
+		if err != nil {
+			return err
+		}
+		creds, closeCreds, err := t.creds(ctx, workers, 1)
+		if err != nil {
+			t.stop()
+
+			return err
+		}
+		cpu := &loadgen.CPUMeter{PID: t.pid}
+		r := loadgen.Cycles(ctx, t.addr, workers, d.steps(5*time.Second), func(i int) loadgen.Creds { return creds[i] }, cpu.Mark)
+		cr := CyclesResult{Cycles: r.Cycles, Failures: r.Failures, PerSec: float64(r.Cycles) / r.Elapsed.Seconds()}
+		if cpu.Used > 0 {
+			cr.PerCPUSec = float64(r.Cycles) / cpu.Used.Seconds()
+		}
+		if r.FirstErr != nil {
+			cr.Err = r.FirstErr.Error()
+		}
+		d.logf("cycles: %s %d cycles (%d failed), %.0f/s, %.0f per CPU-second %s", name, cr.Cycles, cr.Failures, cr.PerSec, cr.PerCPUSec, cr.Err)
+		d.res.Cycles[name] = cr
+		closeCreds()
+		t.stop()
+
+		n := 1000
+		if d.quick {
+			n = 100
+		}
+		if t, err = d.startTURN(ctx, name); err != nil {
+			return err
+		}
+		creds, closeCreds, err = t.creds(ctx, 10, 1)
+		if err != nil {
+			t.stop()
+
+			return err
+		}
+		time.Sleep(500 * time.Millisecond)
+		before, _ := loadgen.RSS(t.pid)
+		held, err := loadgen.Hold(ctx, t.addr, n, func(i int) loadgen.Creds { return creds[i%len(creds)] })
+		if err != nil {
+			closeCreds()
+			t.stop()
+
+			return err
+		}
+		time.Sleep(time.Second)
+		after, _ := loadgen.RSS(t.pid)
+		held.Release()
+		d.res.AllocMem[name] = float64(after-before) * 1000 / float64(n)
+		d.logf("allocations: %s %d live: RSS %d -> %d", name, n, before, after)
+		closeCreds()
+		t.stop()
+	}
+
+	return nil
+}
+
+// lobby: idle sessions' memory, then the fan-out ladder.
+func (d *driver) lobby(ctx context.Context) error {
+	n := 10000
+	if d.quick {
+		n = 500
+	}
+	// ours: the lobby alone (for Go heap figures), then the whole binary.
+	for _, name := range []string{"ours", "bare", "hostrelay"} {
+		var url, memURL string
+		var p *proc
+		var err error
+		switch name {
+		case "ours", "bare":
+			bin := map[string]string{"ours": "lobbyserver", "bare": "wsbare"}[name]
+			var addr string
+			if p, err = start(ctx, bin, d.serverCPU, listeningAddr(&addr), filepath.Join(d.bins, bin)); err != nil {
+				return err
+			}
+			url, memURL = "ws://"+addr+"/ws", "http://"+addr+"/debug/mem"
+		case "hostrelay":
+			h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU)
+			if err != nil {
+				return err
+			}
+			p, url = h.proc, "ws://"+h.http+"/ws"
+		}
+		kind := wsload.Ours
+		if name == "bare" {
+			kind = wsload.Bare
+		}
+		time.Sleep(300 * time.Millisecond)
+		r, err := wsload.MeasureIdle(ctx, kind, url, memURL, p.pid, n, 0)
+		p.stop()
+		if err != nil {
+			return fmt.Errorf("idle %s: %w", name, err)
+		}
+		d.logf("idle: %s %d sessions: RSS %.1f KB, heap %.1f KB, stacks %.1f KB, %.1f goroutines per session",
+			name, n, r.RSSPerSession/1024, r.HeapPerSession/1024, r.StackPerSession/1024, r.GoroutinesPer)
+		d.res.Idle[name] = r
+	}
+
+	sessions := 1000
+	if d.quick {
+		sessions = 100
+	}
+	for _, name := range []string{"ours", "bare"} {
+		var addr string
+		var p *proc
+		var err error
+		if name == "ours" {
+			// The chat limit (1 line/s per session) is policy, not capacity:
+			// raise it to find the capacity.
+			p, err = start(ctx, "lobbyserver", d.serverCPU, listeningAddr(&addr), filepath.Join(d.bins, "lobbyserver"),
+				"-chat-rate", "1000", "-chat-burst", "1000", "-message-rate", "1000", "-message-burst", "1000")
+		} else {
+			p, err = start(ctx, "wsbare", d.serverCPU, listeningAddr(&addr), filepath.Join(d.bins, "wsbare"))
+		}
+		if err != nil {
+			return err
+		}
+		kind := map[string]wsload.Kind{"ours": wsload.Ours, "bare": wsload.Bare}[name]
+		f, err := wsload.OpenFanout(ctx, kind, "ws://"+addr+"/ws", sessions, 10)
+		if err != nil {
+			p.stop()
+
+			return fmt.Errorf("fanout %s: %w", name, err)
+		}
+		var ladder FanoutLadder
+		for _, rate := range []float64{1, 2, 4, 8, 12, 16, 24, 32} {
+			cpu := &loadgen.CPUMeter{PID: p.pid}
+			r := f.Run(ctx, rate, d.steps(4*time.Second), time.Second, cpu.Mark)
+			if cpu.Used > 0 {
+				r.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
+				r.PerCPUSec = float64(r.Delivered) / cpu.Used.Seconds()
+			}
+			d.logf("fanout: %s %.0f lines/s/session: %.0f deliveries/s, p99 %v, dropped %.3f%%, refused %d, cpu %.2f",
+				name, rate, r.PerSecond, r.P99, 100*r.Drops, r.Refused, r.ServerCPU)
+			ladder.Steps = append(ladder.Steps, r)
+			if r.Drops >= loadgen.MaxLoss || r.Refused > 0 || r.Closed > 0 || r.SendErrors > 0 {
+				break
+			}
+			ladder.Best, ladder.Rate = r, rate
+		}
+		f.Close()
+		p.stop()
+		d.res.Fanout[name] = ladder
+	}
+
+	return nil
+}
+
+// browser: share link → first game packet in headless Chromium, by the
+// bench/browser script against a pinned hostrelay.
+func (d *driver) browser(ctx context.Context, root string) error {
+	h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	out := filepath.Join(os.TempDir(), "bench-browser-"+randomHex(4)+".json")
+	defer os.Remove(out)
+	runs := "10"
+	if d.quick {
+		runs = "2"
+	}
+	cmd := exec.CommandContext(ctx, "taskset", "-c", fmt.Sprint(d.loadCPU), //nolint:gosec // our own script
+		filepath.Join(root, "node_modules/.bin/vitest"), "run", "--config", "bench/browser/vitest.config.ts")
+	cmd.Dir = root
+	cmd.Env = append(os.Environ(), "BENCH_URL=http://"+h.http, "BENCH_OUT="+out, "BENCH_RUNS="+runs)
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("browser bench: %w", err)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		return err
+	}
+	var br BrowserResult
+	if err := json.Unmarshal(b, &br); err != nil {
+		return fmt.Errorf("browser bench output: %w", err)
+	}
+	br.BrowserCPU = fmt.Sprint(d.loadCPU)
+	d.res.Browser = &br
+	d.logf("browser: runs %v ms, median %.0f ms", br.Runs, br.MedianMs)
+
+	return nil
+}
+
+// capacity: players in rooms of 8 (a host and 7 players, the host holding one
+// allocation per player) at 30 Hz inputs and 20 Hz snapshots of 100 B, more
+// each step, until loss reaches 0.1 % or the generator cannot keep up.
+func (d *driver) capacity(ctx context.Context) error {
+	t, err := d.startTURN(ctx, "ours")
+	if err != nil {
+		return err
+	}
+	defer t.stop()
+	const roomSize = 8
+	ladder := []int{252, 504, 1008, 1512, 2016, 2520, 3024, 3528, 4032}
+	if d.quick {
+		ladder = []int{14, 28}
+	}
+	var all []loadgen.GamePair
+	var closers []func()
+	defer func() {
+		for _, c := range slices.Backward(closers) {
+			c()
+		}
+	}()
+	res := &CapacityResult{}
+	d.res.Capacity = res
+	for _, players := range ladder {
+		add := players - len(all)
+		rooms := add / (roomSize - 1)
+		creds, closeCreds, err := t.creds(ctx, rooms, roomSize)
+		if err != nil {
+			return err
+		}
+		closers = append(closers, closeCreds)
+		gp, closeGP, err := loadgen.GamePairs(ctx, t.addr, add, roomSize, func(room, member int) loadgen.Creds {
+			return creds[room*roomSize+member]
+		})
+		if err != nil {
+			return err
+		}
+		closers = append(closers, closeGP)
+		all = append(all, gp...)
+		st, err := loadgen.MeasureGame(ctx, all, 100, 30, 20, d.steps(4*time.Second), t.pid)
+		if err != nil {
+			return err
+		}
+		d.logf("capacity: %d players: offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f p99 %v",
+			players, st.Offered, st.Sent, st.Delivered, 100*st.Loss, st.ServerCPU, st.P99)
+		res.Steps = append(res.Steps, CapacityStep{Players: players, Step: st})
+		if st.Sent < 0.97*st.Offered {
+			res.GeneratorBound = st.Loss < loadgen.MaxLoss
+
+			break
+		}
+		if st.Loss >= loadgen.MaxLoss {
+			break
+		}
+		res.Players = players
+	}
+	if res.Players == ladder[len(ladder)-1] {
+		res.GeneratorBound = true
+	}
+
+	return nil
+}
+
+func loadavg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "?"
+	}
+
+	return strings.Join(strings.Fields(string(b))[:3], " ")
+}

@@ -1,0 +1,90 @@
+// Command lobbyserver serves hostrelay's lobby (signaling.Hub) on /ws the way
+// the server does, with no TURN and no web app, so the lobby benchmarks can
+// read its Go heap (/debug/mem) and profile it (/debug/pprof/). The
+// per-session chat and message limits can be raised for fan-out runs.
+//
+//	lobbyserver -listen 127.0.0.1:0   # prints "listening <addr>"
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/pprof"
+	"net/netip"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/hostrelay/hostrelay/bench/internal/memstat"
+	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/signaling"
+)
+
+func main() {
+	listen := flag.String("listen", "127.0.0.1:0", "HTTP listen address")
+	chatRate := flag.Float64("chat-rate", 0, "chat lines per second per session (0: the hub's default)")
+	chatBurst := flag.Int("chat-burst", 0, "chat burst per session (0: default)")
+	msgRate := flag.Float64("message-rate", 0, "messages per second per session (0: default)")
+	msgBurst := flag.Int("message-burst", 0, "message burst per session (0: default)")
+	queue := flag.Int("queue", 0, "outgoing frames queued per session (0: default)")
+	profileRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate (0: Go's default; 1: every allocation)")
+	flag.Parse()
+	if *profileRate > 0 {
+		runtime.MemProfileRate = *profileRate
+	}
+
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	hub, err := signaling.NewHub(signaling.Config{
+		ICE: func(string, string) protocol.ICE {
+			return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:127.0.0.1:3478"}}}, TTL: 3600}
+		},
+		ChatPerSecond: *chatRate, ChatBurst: *chatBurst,
+		MessagesPerSecond: *msgRate, MessageBurst: *msgBurst,
+		QueueSize: *queue,
+		// Every load connection comes from 127.0.0.1.
+		MaxConnsPerIP: 1 << 30, JoinsPerMinute: 1 << 30,
+		Logger: log,
+	})
+	if err != nil {
+		log.Error("hub", "err", err)
+		os.Exit(1)
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("/ws", func(w http.ResponseWriter, r *http.Request) {
+		ap, err := netip.ParseAddrPort(r.RemoteAddr)
+		if err != nil {
+			http.Error(w, "bad remote address", http.StatusBadRequest)
+
+			return
+		}
+		hub.ServeWebSocket(w, r, ap.Addr())
+	})
+	mux.Handle("/debug/mem", memstat.Handler())
+	mux.HandleFunc("/debug/pprof/", pprof.Index)
+	mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	ln, err := net.Listen("tcp", *listen)
+	if err != nil {
+		log.Error("listen", "err", err)
+		os.Exit(1)
+	}
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Printf("listening %s\n", ln.Addr()) //nolint:forbidigo // the driver reads it
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	go func() {
+		<-ctx.Done()
+		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = srv.Shutdown(sctx)
+		_ = hub.Close(sctx)
+	}()
+	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+		log.Error("serve", "err", err)
+	}
+}

@@ -1,0 +1,179 @@
+package loadgen
+
+import (
+	"context"
+	"math"
+	"time"
+)
+
+// Step is one measured rate.
+type Step struct {
+	Offered   float64       `json:"offered"`   // frames/s asked for
+	Sent      float64       `json:"sent"`      // frames/s actually sent
+	Delivered float64       `json:"delivered"` // frames/s received
+	Loss      float64       `json:"loss"`
+	ServerCPU float64       `json:"serverCPU"` // server CPU-seconds per second
+	PerCPUSec float64       `json:"perCPUSec"` // frames delivered per server CPU-second
+	P50       time.Duration `json:"p50"`
+	P99       time.Duration `json:"p99"`
+	// Kernel socket drops during the step: on the generator's sockets, and
+	// everywhere else on the machine (the server's sockets among them).
+	GenDrops   uint64 `json:"genDrops"`
+	OtherDrops uint64 `json:"otherDrops"`
+}
+
+// MaxLoss is the loss a rate may show and still count as carried.
+const MaxLoss = 0.001
+
+// Measure runs every pair both ways at rate frames/s in total.
+func Measure(ctx context.Context, pairs []Pair, payload int, rate float64, d, quantum time.Duration, pid int) (Step, error) {
+	flows := make([]Flow, 0, 2*len(pairs))
+	recv := make([]*Endpoint, 0, 2*len(pairs))
+	per := rate / float64(2*len(pairs))
+	for _, p := range pairs {
+		flows = append(flows, Flow{From: p.A, Rate: per}, Flow{From: p.B, Rate: per})
+		recv = append(recv, p.A, p.B)
+	}
+
+	return measureFlows(ctx, flows, recv, payload, rate, d, quantum, pid)
+}
+
+func measureFlows(ctx context.Context, flows []Flow, recv []*Endpoint, payload int, rate float64, d, quantum time.Duration,
+	pid int,
+) (Step, error) {
+	cpu := &CPUMeter{PID: pid}
+	ports := make(map[int]bool, len(recv))
+	for _, e := range recv {
+		ports[e.Addr().Port] = true
+	}
+	gen0, other0 := UDPDrops(ports)
+	res, err := Run(ctx, RunConfig{
+		Flows: flows, Payload: payload, Duration: d, Quantum: quantum,
+		Drain: 300 * time.Millisecond, Receivers: recv, Window: cpu.Mark,
+	})
+	st := Step{
+		Offered:   rate,
+		Sent:      float64(res.Sent) / res.Elapsed.Seconds(),
+		Delivered: float64(res.Received) / res.Elapsed.Seconds(),
+		Loss:      res.Loss(),
+		P50:       res.Latency.Quantile(0.50),
+		P99:       res.Latency.Quantile(0.99),
+	}
+	gen1, other1 := UDPDrops(ports)
+	st.GenDrops, st.OtherDrops = gen1-gen0, other1-other0
+	if cpu.Wall > 0 {
+		st.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
+	}
+	if cpu.Used > 0 {
+		st.PerCPUSec = float64(res.Received) / cpu.Used.Seconds()
+	}
+
+	return st, err
+}
+
+// SaturateConfig is a search for the highest rate carried with loss under MaxLoss.
+type SaturateConfig struct {
+	Pairs   []Pair
+	Payload int
+	Start   float64       // first rate, frames/s
+	Factor  float64       // ladder step, e.g. 1.25
+	Limit   float64       // never offer more
+	Step    time.Duration // time per rate
+	PID     int           // server to meter
+	// Fixed rates measured before the ladder (for side-by-side efficiency).
+	Fixed []float64
+	Log   func(Step)
+}
+
+// Saturation is the ladder and its best rate.
+type Saturation struct {
+	Steps []Step `json:"steps"`
+	Fixed []Step `json:"fixed"`
+	Best  Step   `json:"best"`
+	// GeneratorBound is set when the generator, not the server, stopped the
+	// ladder (it could not send the offered rate).
+	GeneratorBound bool `json:"generatorBound"`
+}
+
+// Saturate climbs the rate ladder until loss exceeds MaxLoss, then bisects
+// twice between the last good and the first bad rate.
+func Saturate(ctx context.Context, cfg SaturateConfig) (Saturation, error) {
+	var s Saturation
+	measure := func(rate float64) (Step, error) {
+		st, err := Measure(ctx, cfg.Pairs, cfg.Payload, rate, cfg.Step, time.Millisecond, cfg.PID)
+		if cfg.Log != nil {
+			cfg.Log(st)
+		}
+
+		return st, err
+	}
+	// Warm up (allocations, caches, socket buffers) without counting.
+	if _, err := Measure(ctx, cfg.Pairs, cfg.Payload, cfg.Start, time.Second, time.Millisecond, 0); err != nil {
+		return s, err
+	}
+	for _, r := range cfg.Fixed {
+		st, err := measure(r)
+		if err != nil {
+			return s, err
+		}
+		s.Fixed = append(s.Fixed, st)
+	}
+	good := func(st Step) bool { return st.Loss < MaxLoss && st.Sent >= 0.97*st.Offered }
+	var bad float64
+	for r := cfg.Start; r <= cfg.Limit; r *= cfg.Factor {
+		st, err := measure(r)
+		if err != nil {
+			return s, err
+		}
+		s.Steps = append(s.Steps, st)
+		if !good(st) {
+			s.GeneratorBound = st.Sent < 0.97*st.Offered && st.Loss < MaxLoss
+			bad = r
+
+			break
+		}
+		s.Best = st
+	}
+	if bad == 0 || s.GeneratorBound {
+		return s, nil
+	}
+	lo, hi := s.Best.Offered, bad
+	for range 2 {
+		mid := math.Round((lo + hi) / 2)
+		st, err := measure(mid)
+		if err != nil {
+			return s, err
+		}
+		s.Steps = append(s.Steps, st)
+		if good(st) {
+			lo, s.Best = mid, st
+		} else {
+			hi = mid
+		}
+	}
+
+	return s, nil
+}
+
+// LatencyAt measures one-way latency at rate with fine pacing (50 µs quantum).
+func LatencyAt(ctx context.Context, pairs []Pair, payload int, rate float64, d time.Duration, pid int) (Step, error) {
+	return Measure(ctx, pairs, payload, rate, d, 50*time.Microsecond, pid)
+}
+
+// GamePair is one player's link to the host through the relay: inputs go
+// from Client to Host, snapshots from Host to Client.
+type GamePair struct {
+	Client, Host *Endpoint
+}
+
+// MeasureGame runs inputs at inHz and snapshots at outHz for every pair.
+func MeasureGame(ctx context.Context, pairs []GamePair, payload int, inHz, outHz float64, d time.Duration, pid int) (Step, error) {
+	flows := make([]Flow, 0, 2*len(pairs))
+	recv := make([]*Endpoint, 0, 2*len(pairs))
+	for _, p := range pairs {
+		flows = append(flows, Flow{From: p.Client, Rate: inHz}, Flow{From: p.Host, Rate: outHz})
+		recv = append(recv, p.Client, p.Host)
+	}
+
+	return measureFlows(ctx, flows, recv, payload, float64(len(pairs))*(inHz+outHz), d, 200*time.Microsecond, pid)
+}

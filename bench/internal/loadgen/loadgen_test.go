@@ -1,0 +1,162 @@
+package loadgen
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/hostrelay/hostrelay/bench/internal/bare"
+	"github.com/hostrelay/hostrelay/turn"
+)
+
+// Smoke runs of the load generator: a few hundred packets through each kind
+// of relay, so the bench tools keep working. No figure is asserted.
+
+// oneRoom puts every session in one room.
+type oneRoom struct{}
+
+func (oneRoom) SessionLive(string) bool      { return true }
+func (oneRoom) RoomOf(string) (string, bool) { return "bench", true }
+
+func turnServer(t *testing.T) *turn.Server {
+	t.Helper()
+	srv, err := turn.New(context.Background(), turn.Config{
+		Secret:   []byte("bench-smoke-secret-0123456789"),
+		PublicIP: net.IPv4(127, 0, 0, 1),
+		UDPAddr:  "127.0.0.1:0",
+		Sessions: oneRoom{},
+		Logger:   slog.New(slog.DiscardHandler),
+		// Hold and Cycles use more allocations than a browser would.
+		MaxAllocationsPerSession: 1000,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+
+	return srv
+}
+
+func smoke(t *testing.T, pairs []Pair) {
+	t.Helper()
+	t.Cleanup(func() { ClosePairs(pairs) })
+	st, err := Measure(t.Context(), pairs, 60, 2000, 150*time.Millisecond, time.Millisecond, os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Sent == 0 || st.Delivered == 0 {
+		t.Fatalf("nothing went through: %+v", st)
+	}
+}
+
+func TestSmokeTURN(t *testing.T) {
+	srv := turnServer(t)
+	pairs, err := TURNPairs(t.Context(), srv.UDPAddr(), 2, func(i int) Creds {
+		c := srv.Credentials("s"+string(rune('a'+i)), time.Now())
+
+		return Creds{Username: c.Username, Password: c.Password}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	smoke(t, pairs)
+}
+
+func TestSmokeBareAndDirect(t *testing.T) {
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- bare.ServeUDP(conn) }()
+	t.Cleanup(func() {
+		_ = conn.Close()
+		if err := <-done; !errors.Is(err, net.ErrClosed) {
+			t.Errorf("ServeUDP: %v", err)
+		}
+	})
+	pairs, err := BarePairs(t.Context(), conn.LocalAddr().(*net.UDPAddr), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smoke(t, pairs)
+
+	direct, err := DirectPairs(t.Context(), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	smoke(t, direct)
+}
+
+func TestSmokeCyclesAndHold(t *testing.T) {
+	srv := turnServer(t)
+	creds := func(int) Creds {
+		c := srv.Credentials("cycles", time.Now())
+
+		return Creds{Username: c.Username, Password: c.Password}
+	}
+	cpu := &CPUMeter{PID: os.Getpid()}
+	r := Cycles(t.Context(), srv.UDPAddr(), 2, 200*time.Millisecond, creds, cpu.Mark)
+	if r.Cycles == 0 {
+		t.Fatalf("no allocation cycle completed: %+v", r)
+	}
+	h, err := Hold(t.Context(), srv.UDPAddr(), 5, creds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := srv.Stats().Allocations; n != 5 {
+		t.Errorf("%d allocations held, want 5", n)
+	}
+	h.Release()
+}
+
+func TestSmokeGame(t *testing.T) {
+	srv := turnServer(t)
+	gp, closeAll, err := GamePairs(t.Context(), srv.UDPAddr(), 7, 8, func(room, member int) Creds {
+		c := srv.Credentials("g"+string(rune('a'+room))+string(rune('a'+member)), time.Now())
+
+		return Creds{Username: c.Username, Password: c.Password}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer closeAll()
+	st, err := MeasureGame(t.Context(), gp, 100, 30, 20, 200*time.Millisecond, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Delivered == 0 {
+		t.Fatalf("no game packet arrived: %+v", st)
+	}
+}
+
+func TestHist(t *testing.T) {
+	var h Hist
+	for i := range 100 {
+		h.Add(time.Duration(i) * time.Microsecond)
+	}
+	h.Add(-time.Second)
+	h.Add(time.Hour)
+	if h.Count() != 102 {
+		t.Fatalf("count %d", h.Count())
+	}
+	if q := h.Quantile(0.5); q < 45*time.Microsecond || q > 55*time.Microsecond {
+		t.Fatalf("median %v", q)
+	}
+	if q := h.Quantile(1); q != histMax {
+		t.Fatalf("max %v", q)
+	}
+}
+
+func TestProcStat(t *testing.T) {
+	if _, err := CPUTime(os.Getpid()); err != nil {
+		t.Fatal(err)
+	}
+	if rss, err := RSS(os.Getpid()); err != nil || rss <= 0 {
+		t.Fatalf("RSS %d %v", rss, err)
+	}
+}

@@ -1,0 +1,84 @@
+package loadgen
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// userHZ is the unit of utime/stime in /proc/<pid>/stat on Linux.
+const userHZ = 100
+
+// CPUTime is a process's user+system CPU time so far, all threads included,
+// from /proc/<pid>/stat.
+func CPUTime(pid int) (time.Duration, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, fmt.Errorf("loadgen: %w", err)
+	}
+	// The command name may hold spaces; fields resume after its ')'.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, fmt.Errorf("loadgen: /proc/%d/stat: no ')'", pid)
+	}
+	f := strings.Fields(string(b[i+1:]))
+	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
+	if len(f) < 13 {
+		return 0, fmt.Errorf("loadgen: /proc/%d/stat: %d fields", pid, len(f))
+	}
+	ut, err1 := strconv.ParseUint(f[11], 10, 64)
+	st, err2 := strconv.ParseUint(f[12], 10, 64)
+	if err1 != nil || err2 != nil {
+		return 0, fmt.Errorf("loadgen: /proc/%d/stat: bad utime/stime", pid)
+	}
+
+	return time.Duration(ut+st) * time.Second / userHZ, nil
+}
+
+// RSS is a process's resident set size in bytes, from /proc/<pid>/status.
+func RSS(pid int) (int64, error) {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0, fmt.Errorf("loadgen: %w", err)
+	}
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if v, ok := strings.CutPrefix(line, "VmRSS:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(v), " kB"), 10, 64)
+			if err != nil {
+				return 0, fmt.Errorf("loadgen: VmRSS %q: %w", v, err)
+			}
+
+			return kb << 10, nil
+		}
+	}
+
+	return 0, fmt.Errorf("loadgen: /proc/%d/status: no VmRSS", pid)
+}
+
+// CPUMeter brackets a window of a process's CPU time.
+type CPUMeter struct {
+	PID        int
+	start      time.Duration
+	startWall  time.Time
+	Used, Wall time.Duration
+}
+
+// Mark starts (start=true) or ends the window. It fits RunConfig.Window.
+func (m *CPUMeter) Mark(start bool) {
+	if m == nil || m.PID == 0 {
+		return
+	}
+	t, err := CPUTime(m.PID)
+	if err != nil {
+		return
+	}
+	if start {
+		m.start, m.startWall = t, time.Now()
+
+		return
+	}
+	m.Used, m.Wall = t-m.start, time.Since(m.startWall)
+}
