@@ -175,7 +175,7 @@ func (s *Session) handleLeaveRoom(env protocol.Envelope) error {
 // authority there is no game to stay in.
 func (h *Hub) leaveLocked(s *Session, reason string) {
 	r := s.room
-	s.room = nil
+	h.setRoomLocked(s, nil)
 	player := s.playerID
 	s.playerID, s.ready = "", false
 	if s.iceTimer != nil {
@@ -197,7 +197,8 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 		return
 	}
 	for _, m := range r.members {
-		m.room, m.playerID, m.ready = nil, "", false
+		m.playerID, m.ready = "", false
+		h.setRoomLocked(m, nil)
 	}
 	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
 	delete(h.rooms, r.code)

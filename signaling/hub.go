@@ -34,6 +34,8 @@ type Hub struct {
 	rooms   map[string]*room
 	dir     directory
 	closing bool
+	// roomWatches hear of every room change (see setRoomLocked).
+	roomWatches []*roomWatch
 
 	wg sync.WaitGroup // one per running session
 }
@@ -193,6 +195,7 @@ func (h *Hub) endLocked(s *Session, reason string) {
 	}
 	s.away = false
 	delete(h.sessions, s.id)
+	h.roomMovedLocked(s) // RoomOf answers false from now on
 	delete(h.tokens, sha256.Sum256([]byte(s.token)))
 	delete(h.resumes, s.resumeHash)
 	s.end()

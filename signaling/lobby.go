@@ -15,7 +15,7 @@ func (s *Session) player() protocol.Player {
 // unique in r, and stops its room-list watch: a player in a room has no use
 // for the list, and the fan-out is not free.
 func (h *Hub) enterRoomLocked(s *Session, r *room) {
-	s.room = r
+	h.setRoomLocked(s, r)
 	s.playerID = r.newPlayerID()
 	s.ready = false
 	s.displayName = r.uniqueName(s.name, s)

@@ -133,7 +133,8 @@ func (s *Session) handleKick(env protocol.Envelope) error {
 	}
 	r.ban(target)
 	r.remove(target)
-	target.room, target.playerID, target.ready = nil, "", false
+	target.playerID, target.ready = "", false
+	h.setRoomLocked(target, nil)
 	target.send(0, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonKicked})
 	h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: m.ID, Reason: protocol.ReasonKicked})
 	h.roomChangedLocked(r)

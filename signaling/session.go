@@ -43,7 +43,7 @@ type Session struct {
 	iceTimer   *time.Timer
 	name       string
 	hello      bool
-	room       *room
+	room       *room // written only by Hub.setRoomLocked
 	playerID   string
 	// device is the hash of Hello.Device ("" if none): what a kick bans.
 	device string
