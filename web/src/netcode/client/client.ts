@@ -187,7 +187,13 @@ export class NetClient<I, F extends string> {
         if (channel === 'game') this.onGamePacket(data);
         else this.onEvent(data);
       }),
+      t.on('peerOpen', (id) => {
+        if (id === t.hostId) this.hello();
+      }),
     );
+    // The channels may have opened before this game started listening, and
+    // the host's welcome with them: ask for it again.
+    if (t.peers().includes(t.hostId)) this.hello();
     const pump = (): void => {
       if (!this.running) return;
       this.update();
@@ -206,6 +212,10 @@ export class NetClient<I, F extends string> {
     this.running = false;
     this.stopTimer?.();
     for (const off of this.offs.splice(0)) off();
+  }
+
+  private hello(): void {
+    if (this.slotNo === null) this.o.transport.send(this.o.transport.hostId, encodeEvent({ type: 'hello' }), 'events');
   }
 
   /** Sends a game event to the host over the reliable channel. */
@@ -302,7 +312,10 @@ export class NetClient<I, F extends string> {
       throw err;
     }
     switch (e.type) {
+      case 'hello':
+        return; // only hosts are greeted
       case 'welcome':
+        if (this.slotNo !== null) return; // a repeat, after our hello crossed it
         this.slotNo = e.slot;
         this.playout = new PlayoutClock({ tickRate: this.tickRate, snapshotRate: e.snapshotRate, ...this.o.interpolation });
         this.events.emit('welcome', e.slot);

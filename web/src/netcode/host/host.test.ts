@@ -24,6 +24,17 @@ describe('NetHost', () => {
     expect(m.world.movers.get('c4')?.slot).toBe(2);
   });
 
+  it('welcomes a client whose game starts listening after its channels opened (the lobby mounts games at different moments)', () => {
+    const m = setupMatch({ clients: [] });
+    const transport = m.net.addClient('late');
+    m.run(2000); // the host welcomed 'late' long ago, to nobody
+    const client = new NetClient<MoverInput, MoverField>({ transport, game: moverGame, scheduler: m.clock, readInput: () => moverGame.input.neutral, predict: moveMover });
+    client.start();
+    m.run(200);
+    expect(client.slot).toBe(1);
+    expect(client.view().local).not.toBeNull();
+  });
+
   it('carries game events both ways on the reliable channel, even at 30 % loss', () => {
     const m = setupMatch({ clients: [{ conditions: { latencyMs: 30, loss: 0.3 } }] });
     const c = m.clients[0]!.client;

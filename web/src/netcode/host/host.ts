@@ -132,6 +132,8 @@ export class NetHost<I, F extends string> {
   private readonly history = new Map<number, ReadonlyEntityMap<F>>();
   /** When each snapshot tick went out, to time the client's acknowledgement (RTT). */
   private readonly sentAt = new Map<number, number>();
+  /** Kicked players stay out, whatever they send. */
+  private readonly banned = new Set<string>();
   private readonly validator: Validator | null;
   private readonly writer = new ByteWriter(1024);
   private readonly offs: Unsubscribe[] = [];
@@ -250,6 +252,7 @@ export class NetHost<I, F extends string> {
     if (!peer) return;
     this.o.transport.send(playerId, encodeEvent({ type: 'kicked', reason }), 'events');
     this.peers.delete(playerId);
+    this.banned.add(playerId);
     this.validator?.forget(playerId);
     this.events.emit('kick', peer.player, reason);
     this.events.emit('playerLeave', peer.player);
@@ -419,17 +422,34 @@ export class NetHost<I, F extends string> {
   }
 
   private onEventPacket(id: string, data: Uint8Array): void {
-    if (!this.peers.has(id)) return;
+    let e;
     try {
-      const e = decodeEvent(data);
-      if (e.type === 'user') this.events.emit('event', id, e.payload);
+      e = decodeEvent(data);
     } catch (err) {
       if (!(err instanceof WireError)) throw err;
+      return;
     }
+    if (e.type === 'hello') {
+      // The client's game started listening after its channels opened (it
+      // mounted later than ours): our welcome may have gone to nobody.
+      if (!this.peers.has(id)) this.addPeer(id);
+      else this.welcome(id);
+      return;
+    }
+    if (e.type === 'user' && this.peers.has(id)) this.events.emit('event', id, e.payload);
+  }
+
+  private welcome(id: string): void {
+    const p = this.peers.get(id);
+    if (!p) return;
+    const t = this.o.transport;
+    t.send(id, encodeEvent({ type: 'welcome', slot: p.player.slot, tickRate: this.tickRate, snapshotRate: this.snapshotRate }), 'events');
+    t.send(id, encodeEvent({ type: 'roster', players: this.players.map((q) => ({ slot: q.slot, id: q.id })) }), 'events');
   }
 
   private addPeer(id: string): void {
-    if (this.peers.has(id) || id === this.o.transport.localId) return;
+    if (this.peers.has(id) || this.banned.has(id) || id === this.o.transport.localId || !this.running) return;
+    if (!this.o.transport.peers().includes(id)) return;
     const used = new Set([...this.peers.values()].map((p) => p.player.slot));
     let slot = 1;
     while (used.has(slot)) slot++;
@@ -454,9 +474,9 @@ export class NetHost<I, F extends string> {
       snapshots: new RateMeter(),
       badPackets: 0,
     });
-    this.o.transport.send(id, encodeEvent({ type: 'welcome', slot, tickRate: this.tickRate, snapshotRate: this.snapshotRate }), 'events');
     this.events.emit('playerJoin', player);
-    this.sendRoster();
+    this.welcome(id);
+    this.sendRoster(id);
   }
 
   private removePeer(id: string): void {
@@ -468,8 +488,8 @@ export class NetHost<I, F extends string> {
     this.sendRoster();
   }
 
-  private sendRoster(): void {
+  private sendRoster(except?: string): void {
     const data = encodeEvent({ type: 'roster', players: this.players.map((p) => ({ slot: p.slot, id: p.id })) });
-    for (const id of this.peers.keys()) this.o.transport.send(id, data, 'events');
+    for (const id of this.peers.keys()) if (id !== except) this.o.transport.send(id, data, 'events');
   }
 }

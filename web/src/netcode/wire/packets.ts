@@ -14,6 +14,7 @@ export const PacketType = {
   Roster: 0x92,
   Kicked: 0x93,
   User: 0x94,
+  Hello: 0x95,
 } as const;
 
 /** Inputs from newest-acknowledged onwards, oldest first. */
@@ -122,7 +123,9 @@ export type NetEvent =
   | { type: 'welcome'; slot: number; tickRate: number; snapshotRate: number }
   | { type: 'roster'; players: { slot: number; id: string }[] }
   | { type: 'kicked'; reason: string }
-  | { type: 'user'; payload: Uint8Array };
+  | { type: 'user'; payload: Uint8Array }
+  /** Client to host: "I am listening now, (re)send my welcome". The game may mount after the peer opened. */
+  | { type: 'hello' };
 
 const text = new TextEncoder();
 const untext = new TextDecoder();
@@ -158,6 +161,9 @@ export function encodeEvent(e: NetEvent): Uint8Array<ArrayBuffer> {
     case 'user':
       w.u8(PacketType.User).bytes(e.payload);
       break;
+    case 'hello':
+      w.u8(PacketType.Hello);
+      break;
   }
   return w.finish();
 }
@@ -178,6 +184,8 @@ export function decodeEvent(data: Uint8Array): NetEvent {
       return { type: 'kicked', reason: readString(r) };
     case PacketType.User:
       return { type: 'user', payload: data.slice(1) };
+    case PacketType.Hello:
+      return { type: 'hello' };
     default:
       throw new WireError('netcode: unknown event type');
   }
