@@ -1,3 +1,4 @@
+import type { WebSocketRoute } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
 import { hostRoom, joinByLink, until, useHarness } from './harness';
 
@@ -142,7 +143,54 @@ describe('connection', () => {
     expect(await page.isVisible('#banner')).toBe(false);
   });
 
-  it('shows a reconnecting banner when the WebSocket drops, and a client gets back into its room', async () => {
+  it('takes the seat back after a network cut: same player, game link kept, the others see "away" meanwhile', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Flaky wifi' });
+    const bob = await h.player('bob', { name: 'Bob' });
+    // Bob's lobby WebSocket goes through the test, which can cut it (close
+    // code 4000 on both sides: no clean close, so the server holds the seat)
+    // and refuse new ones for a while.
+    let refuse = false;
+    const cuts: (() => Promise<void>)[] = [];
+    await bob.routeWebSocket(/\/ws$/, (ws: WebSocketRoute) => {
+      if (refuse) {
+        void ws.close({ code: 4000, reason: 'network down' });
+        return;
+      }
+      const server = ws.connectToServer();
+      cuts.push(async () => {
+        await server.close({ code: 4000, reason: 'cut' });
+        await ws.close({ code: 4000, reason: 'cut' });
+      });
+    });
+    await joinByLink(bob, h.base, code);
+    const bobId = await bob.evaluate(() => window.hostrelay.you ?? '');
+    await until(bob, () => window.hostrelay.openPeers.length === 1, null);
+
+    refuse = true;
+    await cuts[0]?.();
+    await until(bob, () => window.hostrelay.connection === 'reconnecting', null);
+    expect(await bob.isVisible('#banner')).toBe(true);
+    await until(host, (id) => window.hostrelay.players.find((p) => p.id === id)?.away === true, bobId);
+    await until(host, () => document.querySelector('#players .badge.away') !== null, null);
+
+    refuse = false;
+    await until(bob, () => window.hostrelay.connection === 'online', null, 20_000);
+    await until(host, (id) => window.hostrelay.players.find((p) => p.id === id)?.away === false, bobId);
+    // The same seat: same id, nobody left or joined, and the data channel to the host never closed.
+    expect(await bob.evaluate(() => [window.hostrelay.phase, window.hostrelay.you, window.hostrelay.openPeers.length])).toEqual([
+      'room',
+      bobId,
+      1,
+    ]);
+    expect(await host.evaluate(() => window.hostrelay.players.map((p) => p.name))).toEqual(['Ada', 'Bob']);
+    // The lobby works on the resumed session.
+    await bob.fill('#chat-input', 'back');
+    await bob.press('#chat-input', 'Enter');
+    await until(host, () => window.hostrelay.chat.some((m) => m.text === 'back'), null);
+  });
+
+  it('starts a new session when the server forgets ours, and a client gets back into its room', async () => {
     const host = await h.player('host', { name: 'Ada' });
     const code = await hostRoom(host, h.base, { name: 'Bumpy' });
     const bob = await h.player('bob', { name: 'Bob' });

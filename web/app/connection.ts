@@ -15,9 +15,11 @@ export interface LobbyLinkOptions {
 }
 
 /**
- * Keeps one lobby connection open: dials, and after a drop dials again on the
- * policy's schedule. A new connection is a new session: whoever was in a
- * room must join again (the 'connected' event says when).
+ * Keeps one lobby connection open. A dropped connection first tries to take
+ * its seat back (LobbyClient's resume: same session, rooms and games carry
+ * on); if the server no longer holds it, the link dials a new session on the
+ * policy's schedule, and whoever was in a room must join again (the
+ * 'connected' event says when).
  */
 export class LobbyLink {
   private readonly events = new Emitter<LinkEvents>();
@@ -26,7 +28,7 @@ export class LobbyLink {
   private name: string;
   private attempt = 0;
   private timer: number | null = null;
-  private offClose: Unsubscribe | null = null;
+  private offs: Unsubscribe[] = [];
   private state: LinkStatus = 'connecting';
 
   constructor(
@@ -67,7 +69,7 @@ export class LobbyLink {
     void this.dial();
   }
 
-  /** Drops the connection as a network failure would (tests use it to see the reconnect). */
+  /** Ends the session as if the server had forgotten it (tests use it to see a fresh reconnect). */
   simulateDrop(): void {
     this.current?.close();
   }
@@ -81,15 +83,19 @@ export class LobbyLink {
     this.setStatus(this.attempt === 0 ? 'connecting' : 'reconnecting', null);
     let client: LobbyClient;
     try {
-      client = await LobbyClient.connect(this.url, this.name, { device: this.options.device, pings: true });
+      client = await LobbyClient.connect(this.url, this.name, { device: this.options.device, pings: true, resume: true });
     } catch {
       this.scheduleRetry();
       return;
     }
     this.attempt = 0;
     this.current = client;
-    this.offClose?.();
-    this.offClose = client.on('close', () => this.scheduleRetry());
+    for (const off of this.offs) off();
+    this.offs = [
+      client.on('close', () => this.scheduleRetry()),
+      client.on('reconnecting', () => this.setStatus('reconnecting', null)),
+      client.on('resumed', () => this.setStatus('online', null)),
+    ];
     this.setStatus('online', null);
     this.events.emit('connected', client);
   }

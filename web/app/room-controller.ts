@@ -173,7 +173,7 @@ export class RoomController {
     const s = room.session;
     return s.players.map((p) => {
       const u = room.latest.get(p.id) ?? p;
-      return { id: p.id, name: u.name, host: p.id === s.hostId, ready: u.ready, ping: u.ping };
+      return { id: p.id, name: u.name, host: p.id === s.hostId, ready: u.ready, ping: u.ping, away: u.away };
     });
   }
 

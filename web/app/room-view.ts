@@ -29,6 +29,7 @@ function playerItem(s: Readonly<HostrelayState>, p: PlayerView): HTMLLIElement {
   if (p.host) who.append(badge('host', 'host'));
   if (p.id === s.you) who.append(badge('you', 'you'));
   if (!p.host) who.append(p.ready ? badge('ready', 'ready') : badge('not ready', 'waiting'));
+  if (p.away) who.append(badge('away', 'away'));
   const linked = s.openPeers.includes(p.id);
   if (p.id !== s.you && (s.role === 'host' || p.host)) {
     who.append(badge(linked ? 'connected' : 'connecting…', linked ? 'linked' : 'pending'));

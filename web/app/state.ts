@@ -14,6 +14,8 @@ export interface PlayerView {
   ready: boolean;
   /** Round trip to the server in ms; 0 until measured. */
   ping: number;
+  /** The player's connection dropped; the server holds its seat for a while. */
+  away: boolean;
 }
 
 export interface HostrelayState {
@@ -63,7 +65,7 @@ export interface HostrelayTestHooks {
   receivedCount(): number;
   /** The selected candidate pair's types for each peer connection. */
   selectedCandidatePairTypes(): Promise<{ local: string; remote: string }[]>;
-  /** Drops the lobby WebSocket as a network failure would. */
+  /** Ends the lobby session as if the server had lost it: the page reconnects with a new session. */
   dropConnection(): void;
   marks: HostrelayMarks;
 }

@@ -18,6 +18,7 @@ export const ErrorCode = {
   Kicked: 'kicked',
   NotReady: 'not_ready',
   NameRequired: 'name_required',
+  ResumeFailed: 'resume_failed',
   RateLimited: 'rate_limited',
   ServerFull: 'server_full',
   Internal: 'internal',

@@ -7,6 +7,8 @@ import {
   type ChatMessage,
   type Frame,
   type GameStarted,
+  type HostChanged,
+  type Ice,
   type MessageMap,
   type MessageTypeName,
   type Player,
@@ -18,9 +20,11 @@ import {
   type RoomSummary,
   type Signal,
   type SignalKindName,
+  type Welcome,
 } from '../protocol';
 import { Emitter, type Unsubscribe } from './emitter';
 import { ClientErrorCode, LobbyError, lobbyErrorFrom } from './errors';
+import { backoff, type ReconnectPolicy } from './reconnect';
 import { webSocketTransport, type Transport, type TransportFactory } from './transport';
 
 export interface LobbyClientOptions {
@@ -37,6 +41,16 @@ export interface LobbyClientOptions {
   device?: string;
   /** Ask for a playerUpdated event whenever a member's ping changes. */
   pings?: boolean;
+  /**
+   * Take the seat back when the connection drops (default false): the server
+   * holds it for a grace period, and a new connection resumes it with every
+   * frame missed meanwhile. Rooms, requests in flight and peer connections
+   * carry on; 'reconnecting' and 'resumed' tell the page. Only when the seat
+   * cannot be had back does 'close' fire.
+   */
+  resume?: boolean;
+  /** When to try again while resuming (default: 250 ms doubling to 2 s). */
+  resumePolicy?: ReconnectPolicy;
 }
 
 export interface CreateRoomOptions {
@@ -81,8 +95,17 @@ export interface LobbyEvents {
   chatMessage: [message: ChatMessage];
   /** The watched room list changed (after watchRooms). */
   roomListUpdate: [update: RoomListUpdate];
+  /** The room's host left and the server promoted another member (rooms made with migrate). */
+  hostChanged: [event: HostChanged];
+  /** Fresh TURN credentials for this session, before the old ones expire. */
+  iceRefresh: [ice: Ice];
   /** A server notice (an Error with no request) or a frame we could not read. */
   error: [error: LobbyError];
+  /** The connection dropped and we are taking the seat back (with `resume`); `attempt` counts from 1. */
+  reconnecting: [info: { attempt: number; code: number; reason: string }];
+  /** The seat is back: the same session, with every missed frame replayed. */
+  resumed: [];
+  /** The session is over: closed by us, by the server, or a drop we could not resume. */
   close: [info: { code: number; reason: string }];
 }
 
@@ -103,13 +126,30 @@ export class LobbyClient {
   private transport: Transport | null = null;
   private lastId = 0;
   private open = false;
+  private everOpen = false;
+  private finished = false;
   private sessionId = '';
   private currentName: string;
   private readonly requestTimeoutMs: number;
+  private readonly connectTimeoutMs: number;
+  private readonly factory: TransportFactory;
+  // Resuming: the token of the last Welcome, how long the server holds the
+  // seat, and how many frames this session has received (the server replays
+  // what came after).
+  private resumeToken = '';
+  private graceMs = 0;
+  private received = 0;
+  private resuming: { attempt: number; deadline: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
 
-  private constructor(name: string, options: LobbyClientOptions) {
+  private constructor(
+    private readonly url: string,
+    name: string,
+    private readonly options: LobbyClientOptions,
+  ) {
     this.currentName = name;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
+    this.factory = options.transport ?? webSocketTransport;
   }
 
   /**
@@ -117,8 +157,8 @@ export class LobbyClient {
    * `name` may be '' to browse rooms first: creating or joining then needs setName.
    */
   static async connect(url: string, name: string, options: LobbyClientOptions = {}): Promise<LobbyClient> {
-    const client = new LobbyClient(name, options);
-    await client.dial(url, options.transport ?? webSocketTransport, options.connectTimeoutMs ?? 10_000);
+    const client = new LobbyClient(url, name, options);
+    await client.dial();
     try {
       const welcome = await client.request(
         'hello',
@@ -126,6 +166,7 @@ export class LobbyClient {
         'welcome',
       );
       client.sessionId = welcome.session;
+      client.noteWelcome(welcome);
     } catch (err) {
       client.close();
       throw err;
@@ -143,8 +184,9 @@ export class LobbyClient {
     return this.sessionId;
   }
 
+  /** True while the connection is up (false while resuming). */
   get connected(): boolean {
-    return this.open;
+    return this.open && this.resuming === null;
   }
 
   on<K extends keyof LobbyEvents>(event: K, listener: (...args: LobbyEvents[K]) => void): Unsubscribe {
@@ -225,40 +267,54 @@ export class LobbyClient {
     await this.request('unwatchRooms', undefined, 'ok');
   }
 
-  /** Closes the connection; pending requests reject with code 'closed'. */
+  /** Closes the connection and ends the session; pending requests reject with code 'closed'. */
   close(): void {
     const t = this.transport;
-    if (!t) return;
-    t.close(1000, 'client closed');
-    this.onClose(1000, 'client closed');
+    this.transport = null;
+    this.open = false;
+    t?.close(1000, 'client closed');
+    this.finish(1000, 'client closed');
   }
 
-  private dial(url: string, factory: TransportFactory, timeoutMs: number): Promise<void> {
+  private noteWelcome(w: Welcome): void {
+    this.resumeToken = w.resume;
+    this.graceMs = w.grace * 1000;
+  }
+
+  /** Opens a transport; resolves when it is open, rejects if it closes or times out first. */
+  private dial(): Promise<void> {
     return new Promise((resolve, reject) => {
       let settled = false;
+      let opened = false;
+      let transport: Transport | null = null;
       const fail = (why: string): void => {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        reject(new LobbyError(ClientErrorCode.Unreachable, `cannot reach the lobby server at ${url}: ${why}`));
+        reject(new LobbyError(ClientErrorCode.Unreachable, `cannot reach the lobby server at ${this.url}: ${why}`));
       };
       const timer = setTimeout(() => {
-        fail(`no answer in ${timeoutMs} ms`);
-        this.transport?.close(1000, 'connect timeout');
-      }, timeoutMs);
+        fail(`no answer in ${this.connectTimeoutMs} ms`);
+        transport?.close(1000, 'connect timeout');
+      }, this.connectTimeoutMs);
       try {
-        this.transport = factory(url, {
+        transport = this.factory(this.url, {
           open: () => {
-            if (settled) return;
+            if (settled || this.finished) return;
             settled = true;
+            opened = true;
             clearTimeout(timer);
+            this.transport = transport;
             this.open = true;
+            this.everOpen = true;
             resolve();
           },
-          message: (data) => this.onMessage(data),
+          message: (data) => {
+            if (this.transport === transport) this.onMessage(data);
+          },
           close: (code, reason) => {
             fail(reason || `connection closed (${code})`);
-            this.onClose(code, reason);
+            if (opened && this.transport === transport) this.onDrop(code, reason);
           },
         });
       } catch (err) {
@@ -267,14 +323,72 @@ export class LobbyClient {
     });
   }
 
+  /** The open transport closed under us: resume if we can, else the session is over. */
+  private onDrop(code: number, reason: string): void {
+    this.transport = null;
+    this.open = false;
+    if (this.finished) return;
+    const canResume = this.options.resume === true && this.resumeToken !== '' && this.graceMs > 0;
+    if (!canResume) {
+      this.finish(code, reason);
+      return;
+    }
+    this.resuming ??= { attempt: 0, deadline: Date.now() + this.graceMs, timer: null };
+    this.scheduleResume(code, reason);
+  }
+
+  private scheduleResume(code: number, reason: string): void {
+    const r = this.resuming;
+    if (r === null || this.finished) return;
+    r.attempt++;
+    const policy = this.options.resumePolicy ?? backoff({ initialMs: 250, maxMs: 2_000 });
+    const delay = policy.nextRetryDelayMs(r.attempt);
+    if (delay === null || Date.now() + delay > r.deadline) {
+      this.finish(code, reason || 'could not resume the session');
+      return;
+    }
+    this.events.emit('reconnecting', { attempt: r.attempt, code, reason });
+    r.timer = setTimeout(() => {
+      r.timer = null;
+      void this.tryResume(code, reason);
+    }, delay);
+  }
+
+  private async tryResume(code: number, reason: string): Promise<void> {
+    try {
+      await this.dial();
+    } catch {
+      this.scheduleResume(code, reason);
+      return;
+    }
+    const attempt = this.transport;
+    try {
+      // onMessage completes the resume as the Welcome arrives, before any replayed frame.
+      await this.request('hello', { v: VERSION, resume: this.resumeToken, received: this.received }, 'welcome', true);
+    } catch (err) {
+      // A later attempt may own the connection by now; leave it alone.
+      if (this.transport !== attempt || attempt === null) return;
+      if (err instanceof LobbyError && err.code === 'resume_failed') {
+        this.transport = null;
+        this.open = false;
+        attempt.close(1000, 'resume failed');
+        this.finish(code, 'the server no longer holds our seat');
+      } else {
+        // No answer: drop this connection; onDrop schedules the next try.
+        attempt.close(4000, 'resume hello failed');
+      }
+    }
+  }
+
   private request<T extends MessageTypeName, R extends MessageTypeName>(
     type: T,
     body: Partial<MessageMap[T]> | undefined,
     expect: R,
+    duringResume = false,
   ): Promise<MessageMap[R]> {
     return new Promise((resolve, reject) => {
       const transport = this.transport;
-      if (!transport || !this.open) {
+      if (!transport || !this.open || (this.resuming !== null && !duringResume)) {
         reject(new LobbyError(ClientErrorCode.Closed, `${type}: not connected`));
         return;
       }
@@ -308,6 +422,9 @@ export class LobbyClient {
   }
 
   private onMessage(data: ArrayBuffer | string): void {
+    // Every frame counts toward `received`, read or not: the server counts
+    // what it sent. Only the Welcome answering a resume does not.
+    this.received++;
     if (typeof data === 'string') {
       this.events.emit('error', new LobbyError(ClientErrorCode.Protocol, 'server sent a text frame'));
       return;
@@ -321,6 +438,12 @@ export class LobbyClient {
       const msg = err instanceof Error ? err.message : String(err);
       this.events.emit('error', new LobbyError(ClientErrorCode.Protocol, msg));
       return;
+    }
+    if (frame.t === 'welcome' && frame.b?.resumed === true) {
+      this.received--;
+      this.noteWelcome(frame.b);
+      this.resuming = null;
+      this.events.emit('resumed');
     }
     if (frame.id !== 0) {
       const p = this.pending.get(frame.id);
@@ -363,6 +486,12 @@ export class LobbyClient {
       case 'roomListUpdate':
         this.events.emit('roomListUpdate', bodyOf(frame));
         break;
+      case 'hostChanged':
+        this.events.emit('hostChanged', bodyOf(frame));
+        break;
+      case 'iceRefresh':
+        this.events.emit('iceRefresh', bodyOf(frame).ice);
+        break;
       case 'error':
         this.events.emit('error', lobbyErrorFrom(bodyOf(frame)));
         break;
@@ -372,14 +501,15 @@ export class LobbyClient {
     }
   }
 
-  private onClose(code: number, reason: string): void {
-    if (!this.transport) return;
-    this.transport = null;
-    const wasOpen = this.open;
-    this.open = false;
+  /** Ends the session once: pending requests fail, and 'close' fires if we were ever connected. */
+  private finish(code: number, reason: string): void {
+    if (this.finished) return;
+    this.finished = true;
+    if (this.resuming?.timer) clearTimeout(this.resuming.timer);
+    this.resuming = null;
     const err = new LobbyError(ClientErrorCode.Closed, `connection closed${reason ? `: ${reason}` : ` (${code})`}`);
     for (const p of this.pending.values()) p.fail(err);
     this.pending.clear();
-    if (wasOpen) this.events.emit('close', { code, reason });
+    if (this.everOpen) this.events.emit('close', { code, reason });
   }
 }
