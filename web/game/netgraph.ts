@@ -36,7 +36,7 @@ export class Netgraph {
       `in ${kbs(s.bytesInPerSec)}   out ${kbs(s.bytesOutPerSec)}`,
       `${s.snapshotRate.toFixed(0)} snapshots/s   interp ${ms(s.interpDelayMs)}`,
       `dry ${pct(dry)}   late inputs ${s.stickyTicks}`,
-      `corrections ${s.corrections} (last ${s.lastCorrection.toFixed(1)} px)`,
+      `corrections ${s.corrections} (last ${s.lastCorrection.toFixed(1)} px)   jumps ${s.snaps}`,
     ].join('\n');
     this.push(s.rttMs ?? 0, s.corrections > this.lastCorrections);
     this.lastCorrections = s.corrections;

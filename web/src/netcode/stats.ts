@@ -25,7 +25,7 @@ export interface ClientStats extends NetStats {
   predictionsChecked: number;
   /** Checks that failed: reconciliations that moved the local player. */
   corrections: number;
-  /** Size of the last correction (distance over the smoothed fields). */
+  /** Size of the last correction that was slid in (distance over the smoothed fields; jumps are counted in snaps). */
   lastCorrection: number;
   /** Largest per-frame visible correction so far (distance). */
   maxVisibleCorrection: number;

@@ -389,8 +389,8 @@ export class NetClient<I, F extends string> {
       const correction = this.predictor.reconcile(h.ackSeq, auth, lateTicks);
       if (correction) {
         this.counts.corrections++;
-        this.counts.lastCorrection = correction.shift;
         if (correction.snapped) this.counts.snaps++;
+        else this.counts.lastCorrection = correction.shift;
         this.events.emit('correction', correction);
       }
     }
