@@ -60,7 +60,9 @@ func NewHub(cfg Config) (*Hub, error) {
 	}, nil
 }
 
-// ServeWebSocket upgrades r and runs the connection until it ends.
+// ServeWebSocket upgrades r and serves the connection on a goroutine of its
+// own until it ends; it returns once the connection is upgraded, so the HTTP
+// server forgets the hijacked connection and frees its request state.
 // remote is the client's address as the HTTP layer determined it (trusting
 // proxies only as configured there); it keys the per-IP limits.
 //
@@ -76,16 +78,17 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	h.connsPerIP[key]++
 	h.mu.Unlock()
-	defer func() {
+	release := func() {
 		h.mu.Lock()
 		if h.connsPerIP[key]--; h.connsPerIP[key] <= 0 {
 			delete(h.connsPerIP, key)
 		}
 		h.mu.Unlock()
-	}()
+	}
 
-	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
+	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
 	if err != nil {
+		release()
 		// Accept has already written the HTTP error (403 for a foreign Origin).
 		h.log.Info("websocket upgrade refused", "remote", remote, "origin", r.Header.Get("Origin"), "err", err)
 		return
@@ -96,15 +99,20 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
+		release()
 		conn.Close(websocket.StatusGoingAway, "server shutting down")
 		return
 	}
 	h.links[l] = struct{}{}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	defer h.wg.Done()
-
-	l.run(r.Context())
+	// A fresh goroutine: its stack holds only what the link needs, not what
+	// the HTTP server used to get here.
+	go func() {
+		defer h.wg.Done()
+		defer release()
+		l.run()
+	}()
 }
 
 // Close tells every connection the server is going away and waits, until

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -13,17 +14,31 @@ import (
 )
 
 // link is one WebSocket connection. A Session outlives its links: when a
-// link drops, the session's seat is held and a new link can resume it. The
-// link's goroutines read and dispatch, drain the bounded queue, and ping.
+// link drops, the session's seat is held and a new link can resume it.
+//
+// An idle link costs one parked goroutine, the reader, so that ten thousand
+// idle players stay cheap: a writer goroutine exists only while frames are
+// queued, and the pinger is a timer whose goroutine lives for one ping.
 type link struct {
 	hub    *Hub
 	conn   *websocket.Conn
 	remote netip.Addr
 	host   string // Host header, for TURN URLs
-	out    chan []byte
-	// pingNow asks pingLoop to measure the round trip at once (after hello,
-	// on joining a room) so the room sees the player's ping without waiting.
-	pingNow chan struct{}
+
+	ctx    context.Context // ends with the link
+	cancel context.CancelFunc
+
+	// Guarded by qmu, a leaf lock (enqueue runs under Hub.mu).
+	qmu     sync.Mutex
+	queue   [][]byte // frames waiting for the writer, oldest first
+	writing bool     // a writer goroutine is draining queue
+	stopped bool     // run is winding down: start no more goroutines
+	wg      sync.WaitGroup
+
+	// pingTimer fires ping; a nudge (after hello, on joining a room) resets
+	// it to now so the room sees the player's ping without waiting.
+	pingTimer *time.Timer
+	pinging   atomic.Bool
 
 	killOnce sync.Once
 	dead     chan struct{} // closed by kill/abort: stop queueing
@@ -34,26 +49,29 @@ type link struct {
 }
 
 func newLink(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *link {
-	return &link{hub: h, conn: conn, remote: remote, host: host,
-		out: make(chan []byte, h.cfg.QueueSize), pingNow: make(chan struct{}, 1), dead: make(chan struct{})}
+	l := &link{hub: h, conn: conn, remote: remote, host: host, dead: make(chan struct{})}
+	l.ctx, l.cancel = context.WithCancel(context.Background())
+	l.pingTimer = time.AfterFunc(h.cfg.PingInterval, l.ping)
+	return l
 }
 
-// run serves the link until the connection ends, then tells the hub.
-func (l *link) run(parent context.Context) {
-	ctx, cancel := context.WithCancel(parent)
-	defer cancel()
-	var wg sync.WaitGroup
-	wg.Add(2)
-	go func() { defer wg.Done(); l.writeLoop(ctx) }()
-	go func() { defer wg.Done(); l.pingLoop(ctx) }()
-
-	err := l.readLoop(ctx)
+// run serves the link until the connection ends, then tells the hub. Reads
+// need no context to end them: kill and abort close the connection.
+func (l *link) run() {
+	err := l.readLoop(context.Background())
 	l.hub.linkEnded(l, cleanClose(err))
 	l.kill(websocket.StatusNormalClosure, "")
-	cancel()
-	wg.Wait()
+	l.pingTimer.Stop()
+	l.cancel()
+	l.qmu.Lock()
+	l.stopped = true
+	l.qmu.Unlock()
+	l.wg.Wait()
 	l.hub.log.Debug("connection closed", "remote", l.remote, "reason", closeReason(err))
 }
+
+// nudgePing measures the round trip now rather than at the next interval.
+func (l *link) nudgePing() { l.pingTimer.Reset(0) }
 
 // cleanClose reports whether the client closed on purpose (a close frame
 // with 1000 or 1001, as a browser sends when its tab closes): then there is
@@ -170,11 +188,26 @@ func (l *link) enqueue(frame []byte) {
 		return
 	default:
 	}
-	select {
-	case l.out <- frame:
-	default:
-		l.hub.log.Info("dropping slow consumer", "remote", l.remote, "queue", cap(l.out))
+	l.qmu.Lock()
+	if l.stopped {
+		l.qmu.Unlock()
+		return
+	}
+	if len(l.queue) >= l.hub.cfg.QueueSize {
+		l.qmu.Unlock()
+		l.hub.log.Info("dropping slow consumer", "remote", l.remote, "queue", l.hub.cfg.QueueSize)
 		l.abort()
+		return
+	}
+	l.queue = append(l.queue, frame)
+	start := !l.writing
+	if start {
+		l.writing = true
+		l.wg.Add(1)
+	}
+	l.qmu.Unlock()
+	if start {
+		go l.writeQueued()
 	}
 }
 
@@ -205,60 +238,82 @@ func (l *link) kill(code websocket.StatusCode, reason string) {
 // flush waits until the writer has drained the queue or d passes.
 func (l *link) flush(d time.Duration) {
 	deadline := time.Now().Add(d)
-	for len(l.out) > 0 && time.Now().Before(deadline) {
+	for time.Now().Before(deadline) {
+		l.qmu.Lock()
+		busy := l.writing
+		l.qmu.Unlock()
+		if !busy {
+			return
+		}
 		time.Sleep(5 * time.Millisecond)
 	}
 }
 
-func (l *link) writeLoop(ctx context.Context) {
+// writeQueued writes queued frames in order until the queue is empty, then
+// ends; enqueue starts it again for the next frame.
+func (l *link) writeQueued() {
+	defer l.wg.Done()
 	for {
-		select {
-		case <-ctx.Done():
+		l.qmu.Lock()
+		if len(l.queue) == 0 || l.ctx.Err() != nil {
+			l.queue, l.writing = nil, false
+			l.qmu.Unlock()
 			return
-		case frame := <-l.out:
-			wctx, cancel := context.WithTimeout(ctx, l.hub.cfg.WriteTimeout)
-			err := l.conn.Write(wctx, websocket.MessageBinary, frame)
-			cancel()
-			if err != nil {
-				if !errors.Is(err, context.Canceled) {
-					l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
-				}
-				l.abort()
-				return
+		}
+		frame := l.queue[0]
+		l.queue[0] = nil
+		l.queue = l.queue[1:]
+		l.qmu.Unlock()
+		wctx, cancel := context.WithTimeout(l.ctx, l.hub.cfg.WriteTimeout)
+		err := l.conn.Write(wctx, websocket.MessageBinary, frame)
+		cancel()
+		if err != nil {
+			if !errors.Is(err, context.Canceled) {
+				l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
 			}
+			l.abort()
+			l.qmu.Lock()
+			l.queue, l.writing = nil, false
+			l.qmu.Unlock()
+			return
 		}
 	}
 }
 
-// pingLoop closes connections whose peer stopped answering, and times each
-// ping: the round trip is the player's ping shown in its room. Conn.Ping only
-// completes while readLoop is reading, which it always is.
-func (l *link) pingLoop(ctx context.Context) {
-	t := time.NewTicker(l.hub.cfg.PingInterval)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-l.pingNow:
-		}
-		pctx, cancel := context.WithTimeout(ctx, l.hub.cfg.PongTimeout)
-		start := time.Now()
-		err := l.conn.Ping(pctx)
-		rtt := time.Since(start)
-		cancel()
-		if err != nil {
-			if ctx.Err() == nil {
-				l.hub.log.Info("closing: ping timeout", "remote", l.remote, "err", err)
-				l.kill(websocket.StatusPolicyViolation, "ping timeout")
-			}
-			return
-		}
-		if s := l.sessionLocked(); s != nil {
-			l.hub.recordPing(s, rtt)
-		}
+// ping closes connections whose peer stopped answering, and times each
+// ping: the round trip is the player's ping shown in its room. It runs on
+// pingTimer's goroutine and re-arms the timer. Conn.Ping only completes
+// while readLoop is reading, which it always is.
+func (l *link) ping() {
+	l.qmu.Lock()
+	if l.stopped {
+		l.qmu.Unlock()
+		return
 	}
+	l.wg.Add(1)
+	l.qmu.Unlock()
+	defer l.wg.Done()
+	// A nudge while a ping is out: that ping answers it.
+	if !l.pinging.CompareAndSwap(false, true) {
+		return
+	}
+	defer l.pinging.Store(false)
+	pctx, cancel := context.WithTimeout(l.ctx, l.hub.cfg.PongTimeout)
+	start := time.Now()
+	err := l.conn.Ping(pctx)
+	rtt := time.Since(start)
+	cancel()
+	if err != nil {
+		if l.ctx.Err() == nil {
+			l.hub.log.Info("closing: ping timeout", "remote", l.remote, "err", err)
+			l.kill(websocket.StatusPolicyViolation, "ping timeout")
+		}
+		return
+	}
+	if s := l.sessionLocked(); s != nil {
+		l.hub.recordPing(s, rtt)
+	}
+	l.pingTimer.Reset(l.hub.cfg.PingInterval)
 }
 
 // sessionLocked reads l.session from a goroutine other than the reader.

@@ -109,12 +109,8 @@ func (s *Session) nudgePing() {
 	s.outMu.Lock()
 	l := s.link
 	s.outMu.Unlock()
-	if l == nil {
-		return
-	}
-	select {
-	case l.pingNow <- struct{}{}:
-	default:
+	if l != nil {
+		l.nudgePing()
 	}
 }
 

@@ -1,0 +1,115 @@
+package signaling
+
+import (
+	"bufio"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/binary"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// A client that sends its first frame in the same packet as the upgrade
+// request: the HTTP server has read the frame ahead by the time the
+// connection is hijacked, and the small buffers must hand it on.
+func TestFrameReadAheadOfUpgrade(t *testing.T) {
+	_, url := testHub(t, nil)
+	addr := strings.TrimPrefix(url, "ws://")
+	conn, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+
+	hello, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "eager"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := make([]byte, 16)
+	_, _ = rand.Read(key)
+	req := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
+		"Sec-WebSocket-Key: " + base64.StdEncoding.EncodeToString(key) + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
+	if _, err := conn.Write(append([]byte(req), clientFrame(hello)...)); err != nil {
+		t.Fatal(err)
+	}
+
+	br := bufio.NewReader(conn)
+	res, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.StatusCode != http.StatusSwitchingProtocols {
+		t.Fatalf("status %d", res.StatusCode)
+	}
+	env, err := protocol.Decode(serverFrame(t, br, 0x2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if env.Type != protocol.TypeWelcome || env.ID != 1 {
+		t.Fatalf("got %s (id %d), want the Welcome to the read-ahead Hello", env.Type, env.ID)
+	}
+}
+
+// clientFrame is a masked, final, binary WebSocket frame.
+func clientFrame(payload []byte) []byte {
+	f := []byte{0x82}
+	switch n := len(payload); {
+	case n < 126:
+		f = append(f, 0x80|byte(n))
+	default:
+		f = append(f, 0x80|126, byte(n>>8), byte(n))
+	}
+	mask := []byte{1, 2, 3, 4}
+	f = append(f, mask...)
+	for i, b := range payload {
+		f = append(f, b^mask[i%4])
+	}
+	return f
+}
+
+// serverFrame returns the payload of the next unmasked frame with opcode op,
+// skipping others (a ping may come first).
+func serverFrame(t *testing.T, r io.Reader, op byte) []byte {
+	t.Helper()
+	for {
+		h, p := readFrame(t, r)
+		if h&0x0f == op {
+			return p
+		}
+	}
+}
+
+func readFrame(t *testing.T, r io.Reader) (byte, []byte) {
+	t.Helper()
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		t.Fatal(err)
+	}
+	n := int(h[1] & 0x7f)
+	switch n {
+	case 126:
+		var l [2]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			t.Fatal(err)
+		}
+		n = int(binary.BigEndian.Uint16(l[:]))
+	case 127:
+		var l [8]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			t.Fatal(err)
+		}
+		n = int(binary.BigEndian.Uint64(l[:]))
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		t.Fatal(err)
+	}
+	return h[0], p
+}
