@@ -2,7 +2,8 @@
 // The host runs the simulation at a fixed tick and sends delta-compressed
 // snapshots; clients send inputs, predict themselves and interpolate the
 // rest. See docs/netcode.md.
-export { NetHost, type HostPeerStats, type HostTick, type HostValidation, type NetHostEvents, type NetHostOptions } from './host/host';
+export { NetHost, type HostTick, type HostValidation, type NetHostEvents, type NetHostOptions } from './host/host';
+export type { HostPeerStats } from './host/peer';
 export { NetClient, type ClientView, type NetClientEvents, type NetClientOptions } from './client/client';
 export type { Correction, PredictStep } from './client/prediction';
 export type { PlayoutOptions } from './client/interpolation';

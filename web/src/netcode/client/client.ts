@@ -3,13 +3,14 @@ import { DEFAULT_TICK_RATE, type NetGame, type NetPlayer } from '../game';
 import { JitterMeter, LossMeter, RateMeter, RttMeter, since16, stamp16, type ClientStats } from '../stats';
 import { FixedTicker } from '../ticker';
 import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport';
-import { ByteReader, ByteWriter, WireError } from '../wire/bytes';
-import { decodeDelta } from '../wire/delta';
-import { decodeEvent, encodeEvent, encodeInputPacket, MAX_INPUTS_PER_PACKET, PacketType, readSnapshotHeader } from '../wire/packets';
+import { ByteWriter, WireError } from '../wire/bytes';
+import { decodeEvent, encodeEvent, encodeInputPacket, MAX_INPUTS_PER_PACKET, PacketType } from '../wire/packets';
 import type { Entity, EntityMap, ReadonlyEntityMap } from '../wire/schema';
-import { hashEntities, HashLog } from '../wire/state-hash';
+import type { HashLog } from '../wire/state-hash';
+import { InputLead } from './input-lead';
 import { PlayoutClock, SnapshotBuffer, type PlayoutOptions } from './interpolation';
 import { Predictor, type Correction, type PredictStep } from './prediction';
+import { SnapshotDecoder } from './snapshot-decoder';
 
 export interface NetClientOptions<I, F extends string> {
   transport: NetTransport;
@@ -66,11 +67,8 @@ export interface ClientView<F extends string> {
   snapped: number;
 }
 
-const BASELINES = 64;
 /** At least this much input history rides in every packet, ms. */
 const REDUNDANCY_MS = 100;
-/** Slack window for the input-lead controller, ms. */
-const SLACK_WINDOW_MS = 2000;
 
 /**
  * A player's side: sends inputs every tick, predicts its own entity,
@@ -89,14 +87,13 @@ const SLACK_WINDOW_MS = 2000;
  */
 export class NetClient<I, F extends string> {
   readonly tickRate: number;
-  /** Hash of our reconstruction of each snapshot, by tick. */
-  readonly hashLog = new HashLog();
   private readonly o: NetClientOptions<I, F>;
   private readonly events = new Emitter<NetClientEvents>();
   private readonly scheduler: Scheduler;
   private readonly ticker: FixedTicker;
   private readonly predictor: Predictor<I, F>;
-  private readonly baselines = new Map<number, ReadonlyEntityMap<F>>();
+  private readonly decoder: SnapshotDecoder<F>;
+  private readonly lead = new InputLead();
   private readonly buffer: SnapshotBuffer<F>;
   private playout: PlayoutClock | null = null;
   private readonly offs: Unsubscribe[] = [];
@@ -111,8 +108,6 @@ export class NetClient<I, F extends string> {
   private stopTimer: (() => void) | null = null;
   private renderTick = 0;
   private lastViewAt: number | null = null;
-  private timeScale = 1;
-  private readonly slack: { at: number; slack: number }[] = [];
   private stickyTotal = 0;
   private readonly m = {
     loss: new LossMeter(),
@@ -143,6 +138,7 @@ export class NetClient<I, F extends string> {
     this.scheduler = options.scheduler ?? browserScheduler;
     this.ticker = new FixedTicker(this.tickRate);
     this.buffer = new SnapshotBuffer(options.game.schema);
+    this.decoder = new SnapshotDecoder(options.game.schema);
     this.predictor = new Predictor({
       schema: options.game.schema,
       step: options.predict,
@@ -156,6 +152,11 @@ export class NetClient<I, F extends string> {
 
   on<K extends keyof NetClientEvents>(event: K, listener: (...args: NetClientEvents[K]) => void): Unsubscribe {
     return this.events.on(event, listener);
+  }
+
+  /** Hash of our reconstruction of each snapshot, by tick. */
+  get hashLog(): HashLog {
+    return this.decoder.hashLog;
   }
 
   /** Our slot, once the host has welcomed us. */
@@ -205,7 +206,7 @@ export class NetClient<I, F extends string> {
   /** Runs the ticks due by now. start() calls it on a timer; view() calls it too. */
   update(): void {
     if (!this.running || !this.ticking) return;
-    this.ticker.update(this.scheduler.now(), () => this.runTick(), this.timeScale);
+    this.ticker.update(this.scheduler.now(), () => this.runTick(), this.lead.timeScale);
   }
 
   stop(): void {
@@ -273,7 +274,7 @@ export class NetClient<I, F extends string> {
       dryFrames: c.dryFrames,
       stickyTicks: this.stickyTotal,
       inputSlack: c.inputSlack,
-      timeScale: this.timeScale,
+      timeScale: this.lead.timeScale,
       desyncs: c.desyncs,
       pendingInputs: this.predictor.pendingCount,
     };
@@ -340,36 +341,16 @@ export class NetClient<I, F extends string> {
     const now = this.scheduler.now();
     this.m.bytesIn.add(now, data.length);
     this.m.packetsIn.add(now);
-    const schema = this.o.game.schema;
-    let entities: EntityMap<F>;
-    let h;
-    try {
-      const r = new ByteReader(data);
-      h = readSnapshotHeader(r);
-      if (this.baselines.has(h.tick)) return; // a duplicate
-      const base = h.baseTick === 0 ? null : this.baselines.get(h.baseTick);
-      if (base === undefined) return; // a baseline we no longer hold: the next one will do
-      entities = decodeDelta(schema, base, r);
-    } catch (err) {
-      if (!(err instanceof WireError)) throw err;
-      this.counts.badPackets++;
-      return;
-    }
+    const d = this.decoder.decode(data);
+    if (d.kind === 'bad') this.counts.badPackets++;
+    if (d.kind !== 'snapshot') return;
+    const { header: h, entities } = d;
     this.m.loss.add(h.packetSeq);
     this.m.snapshots.add(now);
     this.m.jitter.add((h.tick * 1000) / this.tickRate, now);
-    if (h.hash !== null) {
-      const mine = hashEntities(schema, entities);
-      this.hashLog.record(h.tick, mine);
-      if (mine !== h.hash) {
-        this.counts.desyncs++;
-        this.events.emit('desync', h.tick);
-      }
-    }
-    this.baselines.set(h.tick, entities);
-    for (const t of this.baselines.keys()) {
-      if (this.baselines.size <= BASELINES) break;
-      this.baselines.delete(t);
+    if (d.hashOk === false) {
+      this.counts.desyncs++;
+      this.events.emit('desync', h.tick);
     }
     this.buffer.insert(h.tick, entities);
     if (h.tick <= this.newestTick) return; // reordered: good for interpolation, stale for the rest
@@ -380,7 +361,7 @@ export class NetClient<I, F extends string> {
     this.counts.inputSlack = h.inputSlack;
     const lateTicks = Math.max(0, h.stickyTotal - this.stickyTotal);
     this.stickyTotal = h.stickyTotal;
-    this.steerInputLead(now, h.inputSlack);
+    this.lead.update(now, h.inputSlack);
 
     const localId = this.localEntityId;
     const auth = localId === null ? undefined : entities.get(localId);
@@ -399,20 +380,5 @@ export class NetClient<I, F extends string> {
       this.ticker.update(now, () => undefined); // start the clock now, not from page load
     }
     this.events.emit('snapshot', h.tick);
-  }
-
-  /**
-   * Keeps our inputs arriving a little ahead of the host's need for them.
-   * A late input makes the host repeat the previous one, which by itself
-   * leaves us one tick further ahead from then on; so we only ever slow
-   * down, a few percent, when the host has held two or more of our inputs
-   * in reserve for a while, and run at nominal speed otherwise.
-   */
-  private steerInputLead(now: number, slack: number): void {
-    this.slack.push({ at: now, slack });
-    while (this.slack.length > 0 && this.slack[0]!.at < now - SLACK_WINDOW_MS) this.slack.shift();
-    const full = this.slack[0] !== undefined && this.slack[0].at <= now - SLACK_WINDOW_MS * 0.9;
-    const least = Math.min(...this.slack.map((s) => s.slack));
-    this.timeScale = full && least >= 3 ? 0.97 : 1;
   }
 }

@@ -1,6 +1,5 @@
 import { Emitter, type Unsubscribe } from '../../sdk/emitter';
 import { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type NetGame, type NetPlayer } from '../game';
-import { JitterMeter, LossMeter, RateMeter, RttMeter, type NetStats } from '../stats';
 import { FixedTicker } from '../ticker';
 import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport';
 import { ByteWriter, WireError } from '../wire/bytes';
@@ -8,7 +7,7 @@ import { encodeDelta } from '../wire/delta';
 import { decodeEvent, decodeInputPacket, encodeEvent, PacketType, writeSnapshotHeader, type InputPacket } from '../wire/packets';
 import { lerpEntity, quantizeAll, type Entity, type EntityMap, type ReadonlyEntityMap } from '../wire/schema';
 import { hashEntities, HashLog } from '../wire/state-hash';
-import { InputQueue } from './input-queue';
+import { RemotePeer, type HostPeerStats } from './peer';
 import { Validator, type Position, type ValidationRules, type Verdict, type Violation } from './validation';
 
 /** What the game's step function gets each tick. */
@@ -64,42 +63,6 @@ export interface NetHostEvents<F extends string> {
   event: [playerId: string, payload: Uint8Array];
 }
 
-/** The host's per-client figures. */
-export interface HostPeerStats extends NetStats {
-  inputsApplied: number;
-  stickyTicks: number;
-  /** Inputs received more than once (redundancy doing its job). */
-  duplicateInputs: number;
-  /** Inputs refused for being too far ahead. */
-  overflowInputs: number;
-  queueDepth: number;
-  badPackets: number;
-}
-
-interface Peer<I> {
-  player: NetPlayer;
-  queue: InputQueue<I>;
-  ackTick: number;
-  newestPacket: number;
-  echo: { sentAt: number; receivedAt: number } | null;
-  viewBySeq: Map<number, number>;
-  viewTick: number | null;
-  minSlack: number;
-  loss: LossMeter;
-  jitter: JitterMeter;
-  rtt: RttMeter;
-  bytesIn: RateMeter;
-  bytesOut: RateMeter;
-  packetsIn: RateMeter;
-  packetsOut: RateMeter;
-  snapshots: RateMeter;
-  badPackets: number;
-}
-
-const NO_PACKET = -1;
-/** Inputs a new client must have queued before its first is applied (50 ms at 60 Hz). */
-const INPUT_PREFILL = 3;
-
 /**
  * The authority. Runs the game at a fixed tick, applies each client's inputs
  * exactly once and in order, and sends each client a snapshot several times
@@ -128,7 +91,7 @@ export class NetHost<I, F extends string> {
   private readonly ticker: FixedTicker;
   private readonly scheduler: Scheduler;
   private readonly snapshotEvery: number;
-  private readonly peers = new Map<string, Peer<I>>();
+  private readonly peers = new Map<string, RemotePeer<I>>();
   private readonly history = new Map<number, ReadonlyEntityMap<F>>();
   /** When each snapshot tick went out, to time the client's acknowledgement (RTT). */
   private readonly sentAt = new Map<number, number>();
@@ -266,27 +229,7 @@ export class NetHost<I, F extends string> {
   }
 
   stats(playerId: string): HostPeerStats | null {
-    const p = this.peers.get(playerId);
-    if (!p) return null;
-    const now = this.scheduler.now();
-    const q = p.queue.stats;
-    return {
-      rttMs: p.rtt.ms,
-      jitterMs: p.jitter.ms,
-      lossIn: p.loss.loss(),
-      lossOut: 0,
-      bytesInPerSec: p.bytesIn.perSecond(now),
-      bytesOutPerSec: p.bytesOut.perSecond(now),
-      packetsInPerSec: p.packetsIn.perSecond(now),
-      packetsOutPerSec: p.packetsOut.perSecond(now),
-      snapshotRate: p.snapshots.perSecond(now),
-      inputsApplied: q.applied,
-      stickyTicks: q.sticky,
-      duplicateInputs: q.duplicates,
-      overflowInputs: q.overflow,
-      queueDepth: p.queue.depth,
-      badPackets: p.badPackets,
-    };
+    return this.peers.get(playerId)?.stats(this.scheduler.now()) ?? null;
   }
 
   private runTick(): void {
@@ -296,16 +239,10 @@ export class NetHost<I, F extends string> {
     if (this.local && this.o.localInput) inputs.set(this.local.id, this.o.localInput());
     const applied: [string, number][] = [];
     for (const [id, p] of this.peers) {
-      const next = p.queue.next();
+      const next = p.next();
       inputs.set(id, next.input);
       if (next.sticky) sticky.add(id);
-      if (next.seq !== null) {
-        applied.push([id, next.seq]);
-        p.viewTick = p.viewBySeq.get(next.seq) ?? p.viewTick;
-        p.viewBySeq.delete(next.seq);
-        if (p.viewBySeq.size > 64) for (const s of p.viewBySeq.keys()) if (s <= next.seq) p.viewBySeq.delete(s);
-      }
-      p.minSlack = Math.min(p.minSlack, next.sticky ? 0 : p.queue.depth);
+      if (next.seq !== null) applied.push([id, next.seq]);
     }
     this.o.step({ tick, dt: 1 / this.tickRate, inputs, sticky });
     for (const [id, seq] of applied) this.events.emit('inputApplied', id, seq);
@@ -360,18 +297,15 @@ export class NetHost<I, F extends string> {
         baseTick: base ? p.ackTick : 0,
         ackSeq: p.queue.lastApplied,
         stickyTotal: p.queue.stats.sticky,
-        echo: p.echo ? { sentAt: p.echo.sentAt, holdMs: now - p.echo.receivedAt } : null,
-        inputSlack: p.minSlack === Infinity ? p.queue.depth : p.minSlack,
-        upLoss255: Math.round(p.loss.loss() * 255),
+        echo: p.echoAt(now),
+        inputSlack: p.takeSlack(),
+        upLoss255: Math.round(p.lossIn * 255),
         hash,
       });
       encodeDelta(schema, base ?? null, this.current, w);
       const data = w.finish();
       this.o.transport.send(id, data, 'game');
-      p.bytesOut.add(now, data.length);
-      p.packetsOut.add(now);
-      p.snapshots.add(now);
-      p.minSlack = Infinity;
+      p.sentSnapshot(now, data.length);
       this.sentAt.set(tick, now);
     }
     this.packetSeq = (this.packetSeq + 1) & 0xffff;
@@ -385,8 +319,7 @@ export class NetHost<I, F extends string> {
     const p = this.peers.get(id);
     if (!p || data[0] !== PacketType.Input) return;
     const now = this.scheduler.now();
-    p.bytesIn.add(now, data.length);
-    p.packetsIn.add(now);
+    p.arrived(now, data.length);
     let packet: InputPacket<I>;
     try {
       packet = decodeInputPacket(this.o.game.input, data);
@@ -396,27 +329,7 @@ export class NetHost<I, F extends string> {
       this.reportViolation(id, 'input', err.message);
       return;
     }
-    if (!p.loss.add(packet.packetSeq)) return; // a duplicate packet
-    p.jitter.add(packet.sentAt, now);
-    if (p.newestPacket === NO_PACKET || ((packet.packetSeq - p.newestPacket) & 0xffff) < 0x8000) {
-      p.newestPacket = packet.packetSeq;
-      p.echo = { sentAt: packet.sentAt, receivedAt: now };
-    }
-    if (packet.ackTick > p.ackTick && packet.ackTick <= this.tickNo) {
-      const sent = this.sentAt.get(packet.ackTick);
-      if (sent !== undefined) p.rtt.add(now - sent);
-      p.ackTick = packet.ackTick;
-    }
-    p.queue.receive(packet.firstSeq, packet.inputs);
-    if (packet.viewTick16 > 0 && packet.inputs.length > 0) {
-      // The view tick belongs to the newest input; older ones were sent a tick apart.
-      const lastSeq = packet.firstSeq + packet.inputs.length - 1;
-      const view = packet.viewTick16 / 16;
-      for (let k = 0; k < packet.inputs.length && k < 8; k++) {
-        const seq = lastSeq - k;
-        if (seq > p.queue.lastApplied && !p.viewBySeq.has(seq)) p.viewBySeq.set(seq, view - k);
-      }
-    }
+    p.receive(packet, now, this.tickNo, (tick) => this.sentAt.get(tick));
     // An arriving input is a good moment to catch up: a hidden tab's timers crawl, packets do not.
     this.update();
   }
@@ -455,25 +368,7 @@ export class NetHost<I, F extends string> {
     while (used.has(slot)) slot++;
     if (slot > 255) return;
     const player: NetPlayer = { id, slot };
-    this.peers.set(id, {
-      player,
-      queue: new InputQueue(this.o.game.input.neutral, 2 * this.tickRate, INPUT_PREFILL),
-      ackTick: 0,
-      newestPacket: NO_PACKET,
-      echo: null,
-      viewBySeq: new Map(),
-      viewTick: null,
-      minSlack: Infinity,
-      loss: new LossMeter(),
-      jitter: new JitterMeter(),
-      rtt: new RttMeter(),
-      bytesIn: new RateMeter(),
-      bytesOut: new RateMeter(),
-      packetsIn: new RateMeter(),
-      packetsOut: new RateMeter(),
-      snapshots: new RateMeter(),
-      badPackets: 0,
-    });
+    this.peers.set(id, new RemotePeer(player, this.o.game.input.neutral, this.tickRate));
     this.events.emit('playerJoin', player);
     this.welcome(id);
     this.sendRoster(id);
