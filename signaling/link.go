@@ -2,7 +2,6 @@ package signaling
 
 import (
 	"context"
-	"errors"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -34,6 +33,12 @@ type link struct {
 	writing bool     // a writer goroutine is draining queue
 	stopped bool     // run is winding down: start no more goroutines
 	wg      sync.WaitGroup
+
+	// writeTimer aborts a write the peer does not take within WriteTimeout.
+	// One timer, reset per frame, costs less than a context per frame, and
+	// writes go out with no context for coder/websocket to watch. Only the
+	// writer goroutine touches it.
+	writeTimer *time.Timer
 
 	// pingTimer fires ping; a nudge (after hello, on joining a room) resets
 	// it to now so the room sees the player's ping without waiting.
@@ -264,11 +269,15 @@ func (l *link) writeQueued() {
 		l.queue[0] = nil
 		l.queue = l.queue[1:]
 		l.qmu.Unlock()
-		wctx, cancel := context.WithTimeout(l.ctx, l.hub.cfg.WriteTimeout)
-		err := l.conn.Write(wctx, websocket.MessageBinary, frame)
-		cancel()
+		if l.writeTimer == nil {
+			l.writeTimer = time.AfterFunc(l.hub.cfg.WriteTimeout, l.writeTimedOut)
+		} else {
+			l.writeTimer.Reset(l.hub.cfg.WriteTimeout)
+		}
+		err := l.conn.Write(context.Background(), websocket.MessageBinary, frame)
+		l.writeTimer.Stop()
 		if err != nil {
-			if !errors.Is(err, context.Canceled) {
+			if l.ctx.Err() == nil {
 				l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
 			}
 			l.abort()
@@ -278,6 +287,12 @@ func (l *link) writeQueued() {
 			return
 		}
 	}
+}
+
+// writeTimedOut drops a peer that stopped taking frames.
+func (l *link) writeTimedOut() {
+	l.hub.log.Debug("write timed out", "remote", l.remote, "timeout", l.hub.cfg.WriteTimeout)
+	l.abort()
 }
 
 // ping closes connections whose peer stopped answering, and times each

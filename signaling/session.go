@@ -126,11 +126,13 @@ func (s *Session) end() {
 // replayRing keeps the newest frames sent on a session, bounded by count
 // and bytes, so a resumed link can be sent what its predecessor missed. It
 // starts empty and grows only as frames are sent: an idle session costs
-// almost nothing.
+// almost nothing. It is a circular buffer, so a full ring drops its oldest
+// frame in constant time: every frame of a busy room goes through it.
 type replayRing struct {
 	maxFrames int
 	maxBytes  int
-	frames    []seqFrame // oldest first
+	frames    []seqFrame // circular: the oldest at head
+	head, n   int
 	bytes     int
 }
 
@@ -143,20 +145,35 @@ func (r *replayRing) push(seq uint64, frame []byte) {
 	if r.maxFrames <= 0 {
 		return
 	}
-	r.frames = append(r.frames, seqFrame{seq, frame})
+	if r.n == r.maxFrames {
+		r.dropOldest()
+	}
+	if r.n == len(r.frames) {
+		r.grow()
+	}
+	r.frames[(r.head+r.n)%len(r.frames)] = seqFrame{seq, frame}
+	r.n++
 	r.bytes += len(frame)
-	drop := 0
-	for len(r.frames)-drop > r.maxFrames || (r.bytes > r.maxBytes && len(r.frames)-drop > 1) {
-		r.bytes -= len(r.frames[drop].frame)
-		drop++
+	for r.bytes > r.maxBytes && r.n > 1 {
+		r.dropOldest()
 	}
-	if drop > 0 {
-		// Copy down rather than reslice, so the array does not keep every
-		// frame ever sent reachable.
-		n := copy(r.frames, r.frames[drop:])
-		clear(r.frames[n:])
-		r.frames = r.frames[:n]
+}
+
+func (r *replayRing) dropOldest() {
+	f := &r.frames[r.head]
+	r.bytes -= len(f.frame)
+	*f = seqFrame{} // let the frame be collected
+	r.head = (r.head + 1) % len(r.frames)
+	r.n--
+}
+
+// grow doubles the storage (up to maxFrames), oldest first again.
+func (r *replayRing) grow() {
+	frames := make([]seqFrame, min(max(2*len(r.frames), 8), r.maxFrames))
+	for i := range r.n {
+		frames[i] = r.frames[(r.head+i)%len(r.frames)]
 	}
+	r.frames, r.head = frames, 0
 }
 
 // after returns the frames with seq > n, and false if some of them were
@@ -165,12 +182,12 @@ func (r *replayRing) after(n, newest uint64) ([][]byte, bool) {
 	if n == newest {
 		return nil, true
 	}
-	if len(r.frames) == 0 || r.frames[0].seq > n+1 {
+	if r.n == 0 || r.frames[r.head].seq > n+1 {
 		return nil, false
 	}
 	out := make([][]byte, 0, newest-n)
-	for _, f := range r.frames {
-		if f.seq > n {
+	for i := range r.n {
+		if f := r.frames[(r.head+i)%len(r.frames)]; f.seq > n {
 			out = append(out, f.frame)
 		}
 	}
