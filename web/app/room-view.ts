@@ -131,9 +131,12 @@ export function renderRoom(s: Readonly<HostrelayState>): void {
     const clients = s.players.length - 1;
     ui.peerOut.textContent =
       clients === 0 ? 'No players yet' : `${s.openPeers.length} of ${clients} connected to you`;
-    ui.rttOut.textContent = `${s.packetsReceived} packet${s.packetsReceived === 1 ? '' : 's'} received`;
+    ui.rttOut.textContent =
+      s.packetsReceived === 0 ? '' : `${s.packetsReceived} packet${s.packetsReceived === 1 ? '' : 's'} received`;
   } else {
     ui.peerOut.textContent = s.openPeers.length > 0 ? 'Connected to the host' : 'Connecting to the host…';
-    ui.rttOut.textContent = s.rttMs === null ? 'RTT –' : `RTT ${s.rttMs.toFixed(2)} ms (median)`;
+    ui.rttOut.textContent = s.rttMs === null ? '' : `RTT ${s.rttMs.toFixed(2)} ms (median)`;
   }
+  // Games other than the pointer demo report nothing here: no empty stats line.
+  if (ui.rttOut.parentElement) ui.rttOut.parentElement.hidden = ui.rttOut.textContent === '';
 }
