@@ -157,6 +157,7 @@ export function mountGame(opts: MountGameOptions): GameHandle {
       pilotBox.checked = on;
     },
     setConditions: (c) => transport.setConditions(c),
+    conditioner: () => ({ conditions: { ...transport.conditions }, stats: transport.stats }),
   };
   window.hostrelayGame = hooks;
 

@@ -1,6 +1,6 @@
 // window.hostrelayGame: what the game shows, for tests and for curious
 // developers in the console. Read-only views plus the two debug switches.
-import type { ClientStats, Conditions, HostPeerStats } from '../src/netcode';
+import type { ClientStats, ConditionerStats, Conditions, HostPeerStats } from '../src/netcode';
 
 export interface HostrelayGameHooks {
   role: 'host' | 'client';
@@ -16,6 +16,8 @@ export interface HostrelayGameHooks {
   hostStats(): { id: string; stats: HostPeerStats }[];
   setAutopilot(on: boolean): void;
   setConditions(c: Partial<Conditions>): void;
+  /** What the conditioner is set to, and what it has done so far. */
+  conditioner(): { conditions: Conditions; stats: ConditionerStats };
 }
 
 declare global {
