@@ -113,6 +113,13 @@ async function commitName(input: HTMLInputElement, error: HTMLParagraphElement):
 
 function setUpCreate(): void {
   setUpFieldLimits();
+  // An empty room name becomes "<name>'s room": say so before they submit.
+  const hint = (): void => {
+    const name = ui.name.value.trim();
+    ui.roomName.placeholder = name && nameProblem(name) === null ? `${name}’s room` : '';
+  };
+  ui.name.addEventListener('input', hint);
+  hint();
   ui.createForm.addEventListener('submit', (e) => {
     e.preventDefault();
     void createRoom();

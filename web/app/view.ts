@@ -45,6 +45,7 @@ export function render(s: Readonly<HostrelayState>): void {
     const field =
       s.phase === 'room' ? null : view.querySelector<HTMLInputElement>('input:not([type=hidden]):not([readonly]):not([type=search])');
     if (field && !field.value) field.focus();
+    else if (s.phase === 'name') ui.joinButton.focus(); // name remembered: Enter joins
     else if (!first) {
       const h1 = view.querySelector<HTMLElement>('h1');
       h1?.setAttribute('tabindex', '-1');
