@@ -38,13 +38,18 @@ export function autopilot(v: PilotView): ArenaInput {
     tx = near ? ball.x - uy * side * clear : back.x;
     ty = near ? ball.y + ux * side * clear : back.y;
   }
+  // A point beyond a wall cannot be reached: aim at the nearest one inside.
+  tx = Math.min(ARENA_W - PLAYER_R, Math.max(PLAYER_R, tx));
+  ty = Math.min(ARENA_H - PLAYER_R, Math.max(PLAYER_R, ty));
   const dx = tx - me.x;
   const dy = ty - me.y;
+  // Against a wall there is often no getting behind the ball: kick it out anyway.
+  const walled = Math.min(ball.x, ball.y, ARENA_W - ball.x, ARENA_H - ball.y) < PLAYER_R * 2 + BALL_R;
   return {
     left: dx < -DEAD_ZONE,
     right: dx > DEAD_ZONE,
     up: dy < -DEAD_ZONE,
     down: dy > DEAD_ZONE,
-    kick: behind && toBall < KICK_REACH,
+    kick: (behind || walled) && toBall < KICK_REACH,
   };
 }

@@ -66,7 +66,11 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   canvas.setAttribute('role', 'img');
   canvas.setAttribute('aria-label', 'the arena');
   const netgraph = new Netgraph();
-  stage.append(canvas, netgraph.el);
+  stage.append(canvas);
+  // The netgraph overlays the arena on a wide screen and sits under it on a phone (game.css).
+  const view = document.createElement('div');
+  view.className = 'hr-game-view';
+  view.append(stage, netgraph.el);
   const bar = document.createElement('div');
   bar.className = 'hr-game-bar';
   const status = document.createElement('span');
@@ -82,9 +86,16 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   pilotBox.checked = pilot;
   pilotBox.addEventListener('change', () => (pilot = pilotBox.checked));
   pilotLabel.append(pilotBox, ' Autopilot');
-  bar.append(status, help, pilotLabel);
+  const graphLabel = document.createElement('label');
+  const graphBox = document.createElement('input');
+  graphBox.type = 'checkbox';
+  graphBox.id = 'hr-netgraph';
+  graphBox.checked = true;
+  graphBox.addEventListener('change', () => (netgraph.el.hidden = !graphBox.checked));
+  graphLabel.append(graphBox, ' Netgraph');
+  bar.append(status, help, pilotLabel, graphLabel);
   const panel = new DebugPanel(conditions, (c) => transport.setConditions(c));
-  root.append(stage, bar, panel.el);
+  root.append(view, bar, panel.el);
   container.append(root);
   const renderer = new Renderer(canvas);
 
