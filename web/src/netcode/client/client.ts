@@ -138,7 +138,7 @@ export class NetClient<I, F extends string> {
     this.scheduler = options.scheduler ?? browserScheduler;
     this.ticker = new FixedTicker(this.tickRate);
     this.buffer = new SnapshotBuffer(options.game.schema);
-    this.decoder = new SnapshotDecoder(options.game.schema);
+    this.decoder = new SnapshotDecoder(options.game.schema, this.tickRate);
     this.predictor = new Predictor({
       schema: options.game.schema,
       step: options.predict,

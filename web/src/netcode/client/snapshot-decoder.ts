@@ -22,7 +22,10 @@ export class SnapshotDecoder<F extends string> {
   readonly hashLog = new HashLog();
   private readonly baselines = new Map<number, ReadonlyEntityMap<F>>();
 
-  constructor(private readonly schema: Schema<F>) {}
+  constructor(
+    private readonly schema: Schema<F>,
+    private readonly tickRate: number,
+  ) {}
 
   decode(data: Uint8Array): Decoded<F> {
     let header: SnapshotHeader;
@@ -33,7 +36,7 @@ export class SnapshotDecoder<F extends string> {
       if (this.baselines.has(header.tick)) return { kind: 'skip' };
       const base = header.baseTick === 0 ? null : this.baselines.get(header.baseTick);
       if (base === undefined) return { kind: 'skip' };
-      entities = decodeDelta(this.schema, base, r);
+      entities = decodeDelta(this.schema, base, r, base ? (header.tick - header.baseTick) / this.tickRate : 0);
     } catch (err) {
       if (!(err instanceof WireError)) throw err;
       return { kind: 'bad' };

@@ -302,7 +302,7 @@ export class NetHost<I, F extends string> {
         upLoss255: Math.round(p.lossIn * 255),
         hash,
       });
-      encodeDelta(schema, base ?? null, this.current, w);
+      encodeDelta(schema, base ?? null, this.current, w, base ? (tick - p.ackTick) / this.tickRate : 0);
       const data = w.finish();
       this.o.transport.send(id, data, 'game');
       p.sentSnapshot(now, data.length);

@@ -7,8 +7,8 @@ import { buttonsCodec, type Buttons } from '../wire/input-codec';
 import { Schema, type Entity } from '../wire/schema';
 
 export const moverSchema = Schema.define({
-  x: { precision: 1 / 64, snapOver: 100 },
-  y: { precision: 1 / 64, snapOver: 100 },
+  x: { precision: 1 / 64, snapOver: 100, velocity: 'vx' },
+  y: { precision: 1 / 64, snapOver: 100, velocity: 'vy' },
   vx: { precision: 1 / 64 },
   vy: { precision: 1 / 64 },
   kind: { interpolate: 'step' },

@@ -56,6 +56,38 @@ describe('delta coding', () => {
     expect([...got]).toEqual([[9, { x: 0, y: 0, hp: 0 }]]);
   });
 
+  it('codes against where a moving entity was heading, exactly, and smaller', () => {
+    const moving = Schema.define({
+      x: { precision: 1 / 16, velocity: 'vx' },
+      vx: { precision: 1 / 16 },
+      y: { precision: 1 / 16 },
+    });
+    const rand = seededRandom(11);
+    const mk = (): EntityMap<'x' | 'vx' | 'y'> => {
+      const m: EntityMap<'x' | 'vx' | 'y'> = new Map();
+      for (let id = 0; id < 20; id++) {
+        m.set(id, { x: Math.round(rand() * 16000) / 16, vx: Math.round((rand() * 600 - 300) * 16) / 16, y: Math.round(rand() * 160) / 16 });
+      }
+      return m;
+    };
+    for (let round = 0; round < 100; round++) {
+      const base = mk();
+      const next = rand() < 0.5 ? mk() : base;
+      const dt = Math.floor(rand() * 10) / 60;
+      const got = decodeDelta(moving, base, new ByteReader(deltaBytes(moving, base, next, dt)), dt);
+      expect(hashEntities(moving, got)).toBe(hashEntities(moving, next));
+    }
+    // Twenty entities gliding at constant speed for 3 ticks: against the heading nothing changed.
+    const base = mk();
+    const dt = 3 / 60;
+    const glided: EntityMap<'x' | 'vx' | 'y'> = new Map(
+      [...base].map(([id, e]) => [id, moving.quantize({ ...e, x: e.x + e.vx * dt })] as const),
+    );
+    expect(deltaBytes(moving, base, glided, dt).length).toBeLessThan(deltaBytes(moving, base, glided, 0).length / 5);
+    const still = decodeDelta(moving, base, new ByteReader(deltaBytes(moving, base, glided, dt)), dt);
+    expect(hashEntities(moving, still)).toBe(hashEntities(moving, glided));
+  });
+
   it('rejects hostile bytes with WireError only', () => {
     const rand = seededRandom(7);
     const base = world(rand, 10);

@@ -18,6 +18,13 @@ export interface FieldSpec {
   readonly interpolate?: Interpolation;
   /** A change larger than this between two snapshots is a jump (a respawn, a goal reset), never a slide. */
   readonly snapOver?: number;
+  /**
+   * The field holding this one's rate of change, per second (`x: { velocity: 'vx' }`).
+   * Deltas are then taken against where the baseline was heading, not where
+   * it was: steady motion costs a byte instead of two or three. Only size
+   * depends on it; a wrong or missing velocity is still decoded exactly.
+   */
+  readonly velocity?: string;
 }
 
 export type SchemaSpec = Readonly<Record<string, FieldSpec>>;
@@ -43,6 +50,7 @@ interface ResolvedField {
   readonly scale: number; // 1 / precision
   readonly interpolate: Interpolation;
   readonly snapOver: number;
+  velocity: number; // index of the rate field, or -1
 }
 
 export class Schema<F extends string> {
@@ -61,7 +69,14 @@ export class Schema<F extends string> {
       if (!(precision > 0) || !Number.isFinite(precision)) {
         throw new RangeError(`netcode: field ${name}: precision must be positive`);
       }
-      return { name, scale: 1 / precision, interpolate: f.interpolate ?? 'linear', snapOver: f.snapOver ?? Infinity };
+      return { name, scale: 1 / precision, interpolate: f.interpolate ?? 'linear', snapOver: f.snapOver ?? Infinity, velocity: -1 };
+    });
+    names.forEach((name, i) => {
+      const v = spec[name]!.velocity;
+      if (v === undefined) return;
+      const j = names.indexOf(v);
+      if (j < 0 || j === i) throw new RangeError(`netcode: field ${name}: velocity names no other field (${v})`);
+      (this.resolved[i] as ResolvedField).velocity = j;
     });
   }
 
@@ -125,6 +140,11 @@ export class Schema<F extends string> {
 
   snapOver(i: number): number {
     return this.resolved[i]!.snapOver;
+  }
+
+  /** The index of field i's rate field, or -1. */
+  velocity(i: number): number {
+    return this.resolved[i]!.velocity;
   }
 
   indexOf(field: F): number {
