@@ -93,7 +93,10 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   graphBox.checked = true;
   graphBox.addEventListener('change', () => (netgraph.el.hidden = !graphBox.checked));
   graphLabel.append(graphBox, ' Netgraph');
-  bar.append(status, help, pilotLabel, graphLabel);
+  const toggles = document.createElement('span');
+  toggles.className = 'hr-game-toggles';
+  toggles.append(pilotLabel, graphLabel);
+  bar.append(status, help, toggles);
   const panel = new DebugPanel(conditions, (c) => transport.setConditions(c));
   root.append(view, bar, panel.el);
   container.append(root);
