@@ -137,8 +137,9 @@ describe('connection', () => {
     await page.click('#join-button');
     await until(page, () => document.getElementById('join-error')?.textContent?.includes('Cannot reach') ?? false, null);
 
+    // "Retry now" dials at once; the scheduled retry may beat the click to it.
     block = false;
-    await page.click('#banner-retry');
+    await page.click('#banner-retry', { timeout: 2_000 }).catch(() => undefined);
     await until(page, () => window.hostrelay.connection === 'online', null);
     expect(await page.isVisible('#banner')).toBe(false);
   });
@@ -201,7 +202,7 @@ describe('connection', () => {
     await until(bob, () => window.hostrelay.connection === 'reconnecting', null);
     expect(await bob.isVisible('#banner')).toBe(true);
     expect(await bob.textContent('#banner-text')).toMatch(/Reconnecting|Retrying/);
-    await bob.click('#banner-retry').catch(() => undefined); // may already be back
+    await bob.click('#banner-retry', { timeout: 2_000 }).catch(() => undefined); // may already be back
     await until(bob, () => window.hostrelay.connection === 'online', null);
     await until(bob, () => window.hostrelay.phase === 'room' && window.hostrelay.players.length === 2, null);
     await until(bob, () => document.getElementById('banner')?.hidden ?? false, null);
