@@ -87,6 +87,8 @@ it('share link to first game packet', async () => {
   const total: number[] = [];
   const channel: number[] = [];
   const joinClick: number[] = [];
+  const scriptStart: number[] = [];
+  const domLoaded: number[] = [];
   for (let i = 0; i < runs; i++) {
     const context = await browser.newContext();
     await context.addInitScript(() => localStorage.setItem('hostrelay.name', 'Runner'));
@@ -98,10 +100,17 @@ it('share link to first game packet', async () => {
     await waitForState(page, () => (window.__bench?.firstPacket ?? null) !== null, null);
     const first = await page.evaluate(() => window.__bench?.firstPacket ?? NaN);
     const marks = await page.evaluate(() => window.hostrelayTest.marks);
+    const nav = await page.evaluate(() => {
+      const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
+      return { response: n?.responseEnd ?? NaN, dom: n?.domContentLoadedEventEnd ?? NaN, load: n?.loadEventEnd ?? NaN };
+    });
+    if (process.env['BENCH_VERBOSE']) console.log(JSON.stringify({ first, marks, nav }));
     expect((await stateOf(page)).role).toBe('client');
     total.push(first);
     channel.push(marks.channelOpen ?? NaN);
     joinClick.push(marks.joinStart ?? NaN);
+    scriptStart.push(marks.pageStart);
+    domLoaded.push(nav.dom);
     await context.close();
     // Let the host see the player leave before the next one comes.
     await waitForState(host, () => window.hostrelay.openPeers.length === 0, null);
@@ -112,6 +121,8 @@ it('share link to first game packet', async () => {
     medianMs: median(total),
     medianChannelOpenMs: median(channel),
     medianJoinClickMs: median(joinClick),
+    medianScriptStartMs: median(scriptStart),
+    medianDomContentLoadedMs: median(domLoaded),
   };
   writeFileSync(out, JSON.stringify(result));
   console.log(`share link → first game packet: median ${result.medianMs.toFixed(0)} ms over ${runs} runs`);

@@ -36,8 +36,11 @@ func TestTable(t *testing.T) {
 	r.AllocMem["ours"], r.AllocMem["coturn"] = 20<<20, 28<<20
 	r.Idle["ours"] = wsload.IdleResult{Sessions: 10000, RSSPerSession: 15 << 10}
 	r.Idle["bare"] = wsload.IdleResult{Sessions: 10000, RSSPerSession: 30 << 10}
-	r.Fanout["ours"] = FanoutLadder{Steps: []wsload.FanoutResult{{}}, Best: wsload.FanoutResult{PerSecond: 2, PerCPUSec: 2}}
-	r.Fanout["bare"] = FanoutLadder{Steps: []wsload.FanoutResult{{}}, Best: wsload.FanoutResult{PerSecond: 1, PerCPUSec: 1}}
+	step := func(rate, perCPU float64) wsload.FanoutResult {
+		return wsload.FanoutResult{Rate: rate, PerSecond: rate * 10000, PerCPUSec: perCPU}
+	}
+	r.Fanout["ours"] = FanoutLadder{Steps: []wsload.FanoutResult{step(1, 90), step(2, 95)}, Best: step(2, 95)}
+	r.Fanout["bare"] = FanoutLadder{Steps: []wsload.FanoutResult{step(1, 80), step(2, 70), {Rate: 4, Drops: 0.5, ServerCPU: 0.5}}, Best: step(2, 70)}
 	r.Browser = &BrowserResult{Runs: []float64{200, 210}, MedianMs: 205}
 	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7}}, Players: 7, GeneratorBound: true}
 	r.Notes = []string{"a note"}
@@ -48,7 +51,7 @@ func TestTable(t *testing.T) {
 	for _, want := range []string{
 		"| 150k | 75k | 0k | 2.00× | 150000.00× | ours ≥ 1.2× coturn: met |", "| 75k | 38k | 100k | 2.00× | 0.75× |",
 		"≥ 0k†", "≥ 20 ms", "ours p99 ≤ 50 µs: **not met**", "8000 | 4000", "≤ 16 KB: met",
-		"≥ 1.0× bare: met", "≤ 250 ms: met", "≥ 7 (generator-bound)", "- a note",
+		"lobby fan-out at 20000 deliveries/s", "95; 0.0 ms |  | 70; 0.0 ms |  | 1.36× | ≥ 1.0× bare per CPU-second: met", "≥ 20000†", "≤ 250 ms: met", "≥ 7 (generator-bound)", "- a note",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/coder/websocket"
@@ -21,7 +22,11 @@ type LobbySession struct {
 	wait   map[uint32]chan protocol.Envelope
 	// onEvent gets the frames that answer no request (DialLobby's argument).
 	onEvent func(protocol.Envelope)
-	done    chan struct{}
+	// Raw, if set before traffic starts, sees every frame first and may
+	// consume it (return true) without the cost of decoding it. Load
+	// generators use it so their own decoding does not bound a measurement.
+	Raw  atomic.Pointer[func([]byte) bool]
+	done chan struct{}
 	// Session is the session id from Welcome.
 	Session string
 }
@@ -53,6 +58,9 @@ func (l *LobbySession) readLoop() {
 		_, frame, err := l.conn.Read(context.Background())
 		if err != nil {
 			return
+		}
+		if raw := l.Raw.Load(); raw != nil && (*raw)(frame) {
+			continue
 		}
 		env, err := protocol.Decode(frame)
 		if err != nil {
@@ -123,6 +131,9 @@ func (l *LobbySession) Call(ctx context.Context, typ string, body, out any) erro
 		return fmt.Errorf("loadgen: %s: %w", typ, ctx.Err())
 	}
 }
+
+// Done is closed when the connection has ended.
+func (l *LobbySession) Done() <-chan struct{} { return l.done }
 
 // Close closes the connection.
 func (l *LobbySession) Close() {

@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"net/netip"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -84,5 +85,27 @@ func TestSmokeFanout(t *testing.T) {
 				t.Fatalf("no chat went round: %+v", r)
 			}
 		})
+	}
+}
+
+// The generator's shortcut reads the send time out of a ChatMessage as the
+// server encodes it.
+func TestRawChatTime(t *testing.T) {
+	now := time.Now().UnixNano()
+	frame, err := protocol.Encode(protocol.TypeChatMessage, 0, &protocol.ChatMessage{
+		From: "p1", Name: "Ada", Text: strconv.FormatInt(now, 10), At: 1,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := &Fanout{}
+	r := &fanoutRun{hist: new(loadgen.Hist), start: now - 1}
+	f.run.Store(r)
+	if !f.rawOurs(frame) || r.delivered.Load() != 1 {
+		t.Fatal("ChatMessage frame not recognised")
+	}
+	ok, _ := protocol.Encode(protocol.TypeOK, 3, &protocol.OK{})
+	if f.rawOurs(ok) {
+		t.Fatal("an OK frame taken for a chat line")
 	}
 }
