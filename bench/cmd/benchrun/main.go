@@ -72,7 +72,7 @@ func main() {
 	}
 	d.res.LoadTo = loadavg()
 	d.res.Notes = append(d.res.Notes,
-		"† the generator, not the server, stopped the ladder: it could not send more (both are on one core each)",
+		"† the generator, not the server, stopped the ladder: it could not send the offered rate, or the server's core was still ≥ 10 % idle when loss appeared (each has one core)",
 		"CPU is utime+stime of the server process from /proc/<pid>/stat; kernel softirq work for loopback delivery is charged to whichever task sends")
 	d.res.Table(os.Stdout)
 	if *jsonOut != "" {

@@ -226,11 +226,11 @@ func (r *Results) Table(w io.Writer) {
 	}
 }
 
-// fanoutMax is the best rate, marked † when the step that failed had the
-// server below 90 % of its core (the generator gave out first).
+// fanoutMax is the best rate, marked † when the server's core still had
+// 10 % idle in the step that failed (the generator gave out first).
 func fanoutMax(l FanoutLadder) string {
 	v := fmt.Sprintf("%.0f", l.Best.PerSecond)
-	if n := len(l.Steps); n > 0 && l.Steps[n-1].Drops >= loadgen.MaxLoss && l.Steps[n-1].ServerCPU < 0.9 {
+	if n := len(l.Steps); n > 0 && l.Steps[n-1].Drops >= loadgen.MaxLoss && l.Steps[n-1].CoreBusy < 0.9 {
 		v = "≥ " + v + "†"
 	}
 

@@ -151,8 +151,8 @@ func (d *driver) forward(ctx context.Context) error {
 				Pairs: ps, Payload: size, Start: 20000, Factor: 1.25, Limit: 600000,
 				Step: d.steps(2 * time.Second), PID: pid, Fixed: []float64{40000},
 				Log: func(s loadgen.Step) {
-					d.logf("  %s %dB offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f perCPUs %.0f",
-						name, size, s.Offered, s.Sent, s.Delivered, 100*s.Loss, s.ServerCPU, s.PerCPUSec)
+					d.logf("  %s %dB offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f core %.2f perCPUs %.0f",
+						name, size, s.Offered, s.Sent, s.Delivered, 100*s.Loss, s.ServerCPU, s.CoreBusy, s.PerCPUSec)
 				},
 			})
 			if err != nil {
@@ -382,8 +382,9 @@ func (d *driver) lobby(ctx context.Context) error {
 				r.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
 				r.PerCPUSec = float64(r.Delivered) / cpu.Used.Seconds()
 			}
-			d.logf("fanout: %s %.0f lines/s/session: %.0f deliveries/s, p99 %v, dropped %.3f%%, refused %d, cpu %.2f",
-				name, rate, r.PerSecond, r.P99, 100*r.Drops, r.Refused, r.ServerCPU)
+			r.CoreBusy = cpu.CoreBusy
+			d.logf("fanout: %s %.0f lines/s/session: %.0f deliveries/s, p99 %v, dropped %.3f%%, refused %d, closed %d, cpu %.2f core %.2f",
+				name, rate, r.PerSecond, r.P99, 100*r.Drops, r.Refused, r.Closed, r.ServerCPU, r.CoreBusy)
 			r.Rate = rate
 			ladder.Steps = append(ladder.Steps, r)
 			if r.Drops >= loadgen.MaxLoss || r.Refused > 0 || r.Closed > 0 || r.SendErrors > 0 {
@@ -498,15 +499,12 @@ func (d *driver) capacity(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.logf("capacity: %d players: offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f p99 %v",
-			players, st.Offered, st.Sent, st.Delivered, 100*st.Loss, st.ServerCPU, st.P99)
+		d.logf("capacity: %d players: offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f core %.2f p99 %v",
+			players, st.Offered, st.Sent, st.Delivered, 100*st.Loss, st.ServerCPU, st.CoreBusy, st.P99)
 		res.Steps = append(res.Steps, CapacityStep{Players: players, Step: st})
-		if st.Sent < 0.97*st.Offered {
-			res.GeneratorBound = st.Loss < loadgen.MaxLoss
+		if st.Sent < 0.97*st.Offered || st.Loss >= loadgen.MaxLoss {
+			res.GeneratorBound = st.GeneratorLimited()
 
-			break
-		}
-		if st.Loss >= loadgen.MaxLoss {
 			break
 		}
 		res.Players = players

@@ -13,6 +13,7 @@ type Step struct {
 	Delivered float64       `json:"delivered"` // frames/s received
 	Loss      float64       `json:"loss"`
 	ServerCPU float64       `json:"serverCPU"` // server CPU-seconds per second
+	CoreBusy  float64       `json:"coreBusy"`  // the server core's busy fraction (-1: not pinned)
 	PerCPUSec float64       `json:"perCPUSec"` // frames delivered per server CPU-second
 	P50       time.Duration `json:"p50"`
 	P99       time.Duration `json:"p99"`
@@ -20,6 +21,13 @@ type Step struct {
 	// everywhere else on the machine (the server's sockets among them).
 	GenDrops   uint64 `json:"genDrops"`
 	OtherDrops uint64 `json:"otherDrops"`
+}
+
+// GeneratorLimited reports whether the generator, rather than the server,
+// is what a failed step ran into: it could not send the offered rate, or the
+// server's core still had idle time.
+func (s Step) GeneratorLimited() bool {
+	return s.Sent < 0.97*s.Offered || (s.CoreBusy >= 0 && s.CoreBusy < 0.9)
 }
 
 // MaxLoss is the loss a rate may show and still count as carried.
@@ -64,6 +72,7 @@ func measureFlows(ctx context.Context, flows []Flow, recv []*Endpoint, payload i
 	if cpu.Wall > 0 {
 		st.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
 	}
+	st.CoreBusy = cpu.CoreBusy
 	if cpu.Used > 0 {
 		st.PerCPUSec = float64(res.Received) / cpu.Used.Seconds()
 	}
@@ -127,7 +136,7 @@ func Saturate(ctx context.Context, cfg SaturateConfig) (Saturation, error) {
 		}
 		s.Steps = append(s.Steps, st)
 		if !good(st) {
-			s.GeneratorBound = st.Sent < 0.97*st.Offered && st.Loss < MaxLoss
+			s.GeneratorBound = st.GeneratorLimited()
 			bad = r
 
 			break

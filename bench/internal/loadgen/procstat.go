@@ -2,7 +2,9 @@ package loadgen
 
 import (
 	"bytes"
+
 	"fmt"
+	"golang.org/x/sys/unix"
 	"os"
 	"strconv"
 	"strings"
@@ -58,12 +60,19 @@ func RSS(pid int) (int64, error) {
 	return 0, fmt.Errorf("loadgen: /proc/%d/status: no VmRSS", pid)
 }
 
-// CPUMeter brackets a window of a process's CPU time.
+// CPUMeter brackets a window of a process's CPU time and, when the process
+// is pinned to one core, how busy that core was (the server's own time plus
+// kernel work such as softirq that no process is charged for).
 type CPUMeter struct {
 	PID        int
 	start      time.Duration
 	startWall  time.Time
 	Used, Wall time.Duration
+	// CoreBusy is the pinned core's non-idle fraction over the window, or
+	// -1 if the process is not pinned to a single core.
+	CoreBusy  float64
+	core      int
+	coreStart [2]uint64 // busy, total jiffies
 }
 
 // Mark starts (start=true) or ends the window. It fits RunConfig.Window.
@@ -77,8 +86,62 @@ func (m *CPUMeter) Mark(start bool) {
 	}
 	if start {
 		m.start, m.startWall = t, time.Now()
+		m.core, m.CoreBusy = pinnedCore(m.PID), -1
+		if m.core >= 0 {
+			m.coreStart = coreJiffies(m.core)
+		}
 
 		return
 	}
 	m.Used, m.Wall = t-m.start, time.Since(m.startWall)
+	if m.core >= 0 {
+		end := coreJiffies(m.core)
+		if total := end[1] - m.coreStart[1]; total > 0 {
+			m.CoreBusy = float64(end[0]-m.coreStart[0]) / float64(total)
+		}
+	}
+}
+
+// pinnedCore is the only core pid may run on, or -1.
+func pinnedCore(pid int) int {
+	var set unix.CPUSet
+	if unix.SchedGetaffinity(pid, &set) != nil || set.Count() != 1 {
+		return -1
+	}
+	for i := range 1024 {
+		if set.IsSet(i) {
+			return i
+		}
+	}
+
+	return -1
+}
+
+// coreJiffies returns a core's busy and total time from /proc/stat.
+func coreJiffies(core int) [2]uint64 {
+	b, err := os.ReadFile("/proc/stat")
+	if err != nil {
+		return [2]uint64{}
+	}
+	prefix := "cpu" + strconv.Itoa(core) + " "
+	for line := range strings.SplitSeq(string(b), "\n") {
+		if !strings.HasPrefix(line, prefix) {
+			continue
+		}
+		var busy, total uint64
+		for i, f := range strings.Fields(line)[1:] {
+			v, _ := strconv.ParseUint(f, 10, 64)
+			if i >= 8 { // guest times are already in user
+				break
+			}
+			total += v
+			if i != 3 && i != 4 { // idle, iowait
+				busy += v
+			}
+		}
+
+		return [2]uint64{busy, total}
+	}
+
+	return [2]uint64{}
 }

@@ -161,6 +161,7 @@ type FanoutResult struct {
 	P50        time.Duration `json:"p50"`
 	P99        time.Duration `json:"p99"`
 	ServerCPU  float64       `json:"serverCPU"`  // server CPU-seconds per second
+	CoreBusy   float64       `json:"coreBusy"`   // the server core's busy fraction (-1: not pinned)
 	PerCPUSec  float64       `json:"perCPUSec"`  // deliveries per server CPU-second
 	Drops      float64       `json:"drops"`      // 1 - delivered/expected
 	SendErrors uint64        `json:"sendErrors"` // writes that failed on the client
