@@ -13,7 +13,8 @@ import (
 // chat example (a reader per connection, a bounded queue and a writer per
 // subscriber, slow subscribers dropped) and nothing else. A client's first
 // message names its room; every later message goes to every member of that
-// room, the sender included.
+// room, the sender included, and the sender then gets a one-byte ack, as
+// hostrelay's lobby answers each chat line with ok.
 type Fanout struct {
 	// Queue is the messages queued per subscriber; default 64.
 	Queue int
@@ -21,6 +22,8 @@ type Fanout struct {
 	mu    sync.Mutex
 	rooms map[string]map[*member]struct{}
 }
+
+var ack = []byte{'k'}
 
 type member struct {
 	conn *websocket.Conn
@@ -94,6 +97,11 @@ func (f *Fanout) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			default:
 				go func() { _ = o.conn.CloseNow() }() // slow subscriber
 			}
+		}
+		select {
+		case m.out <- ack:
+		default:
+			go func() { _ = conn.CloseNow() }()
 		}
 		f.mu.Unlock()
 	}
