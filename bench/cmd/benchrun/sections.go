@@ -382,7 +382,7 @@ func (d *driver) lobby(ctx context.Context) error {
 				r.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
 				r.PerCPUSec = float64(r.Delivered) / cpu.Used.Seconds()
 			}
-			r.CoreBusy = cpu.CoreBusy
+			r.CoreBusy = loadgen.SendingBusy(cpu, d.steps(4*time.Second))
 			d.logf("fanout: %s %.0f lines/s/session: %.0f deliveries/s, p99 %v, dropped %.3f%%, refused %d, closed %d, cpu %.2f core %.2f",
 				name, rate, r.PerSecond, r.P99, 100*r.Drops, r.Refused, r.Closed, r.ServerCPU, r.CoreBusy)
 			r.Rate = rate

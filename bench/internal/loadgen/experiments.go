@@ -23,6 +23,17 @@ type Step struct {
 	OtherDrops uint64 `json:"otherDrops"`
 }
 
+// SendingBusy scales a meter's core-busy fraction from its whole window
+// (sending plus the drain after it) to the sending time alone, the time the
+// server had work; -1 stays -1.
+func SendingBusy(m *CPUMeter, sending time.Duration) float64 {
+	if m.CoreBusy < 0 || sending <= 0 {
+		return m.CoreBusy
+	}
+
+	return min(1, m.CoreBusy*m.Wall.Seconds()/sending.Seconds())
+}
+
 // GeneratorLimited reports whether the generator, rather than the server,
 // is what a failed step ran into: it could not send the offered rate, or the
 // server's core still had idle time.
@@ -72,7 +83,7 @@ func measureFlows(ctx context.Context, flows []Flow, recv []*Endpoint, payload i
 	if cpu.Wall > 0 {
 		st.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
 	}
-	st.CoreBusy = cpu.CoreBusy
+	st.CoreBusy = SendingBusy(cpu, res.Elapsed)
 	if cpu.Used > 0 {
 		st.PerCPUSec = float64(res.Received) / cpu.Used.Seconds()
 	}
