@@ -34,7 +34,7 @@ vet:
 	npm run typecheck
 
 test-go:
-	$(GO) test -race -count=1 ./...
+	$(GO) test -race -count=1 -timeout 8m ./...
 
 test-web: deps
 	npm test

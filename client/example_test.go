@@ -55,9 +55,17 @@ func Example() {
 	if err != nil {
 		panic(err)
 	}
-	for e := range room.Events() {
-		if _, ok := e.(client.PeerOpen); ok {
-			break
+	// Every wait is bounded by ctx: a program must not hang on a peer that
+	// never connects.
+waitOpen:
+	for {
+		select {
+		case e := <-room.Events():
+			if _, ok := e.(client.PeerOpen); ok {
+				break waitOpen
+			}
+		case <-ctx.Done():
+			panic(fmt.Sprintf("peer never opened: %v", ctx.Err()))
 		}
 	}
 	local, remote, _ := room.SelectedPair(host.Info().Host)
@@ -66,7 +74,12 @@ func Example() {
 	if err := room.Send(host.You(), client.Events, []byte("ready")); err != nil {
 		panic(err)
 	}
-	m := <-host.Messages()
+	var m client.Message
+	select {
+	case m = <-host.Messages():
+	case <-ctx.Done():
+		panic(fmt.Sprintf("no message: %v", ctx.Err()))
+	}
 	fmt.Printf("host got %q on %s from the player: %v\n", m.Data, m.Channel, m.From == room.You())
 	// Game packets may be lost by design, so a game sends them every tick.
 	for {
@@ -76,6 +89,8 @@ func Example() {
 			fmt.Printf("player got %q on %s\n", m.Data, m.Channel)
 			return
 		case <-time.After(50 * time.Millisecond):
+		case <-ctx.Done():
+			panic(fmt.Sprintf("no snapshot: %v", ctx.Err()))
 		}
 	}
 	// Output:

@@ -43,6 +43,15 @@ type peer struct {
 	pending   []webrtc.ICECandidateInit // candidates that overtook the description
 	openCount int
 
+	// pion gathers (and calls OnICECandidate) as soon as SetLocalDescription
+	// runs, so a candidate can reach the signalling socket before the offer
+	// it belongs to. The host drops candidates for a peer it has not seen an
+	// offer from, so local candidates wait in outbox until the description
+	// is sent. sigMu keeps them in gathering order.
+	sigMu     sync.Mutex
+	localSent bool
+	outbox    []protocol.Signal
+
 	open      atomic.Bool
 	closeOnce sync.Once
 }
@@ -125,9 +134,33 @@ func (p *peer) sendCandidate(c *webrtc.ICECandidate) {
 			s.Mid = *init.SDPMid
 		}
 	}
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	if !p.localSent {
+		p.outbox = append(p.outbox, s)
+		return
+	}
 	if err := p.sendSignal(s); err != nil {
 		p.room.log.Debug("send candidate", "peer", p.id, "err", err)
 	}
+}
+
+// sendDescription sends the offer or answer, then the candidates gathered
+// while it was being made.
+func (p *peer) sendDescription(s protocol.Signal) error {
+	p.sigMu.Lock()
+	defer p.sigMu.Unlock()
+	if err := p.sendSignal(s); err != nil {
+		return err
+	}
+	p.localSent = true
+	for _, c := range p.outbox {
+		if err := p.sendSignal(c); err != nil {
+			p.room.log.Debug("send candidate", "peer", p.id, "err", err)
+		}
+	}
+	p.outbox = nil
+	return nil
 }
 
 // offer starts negotiation: the joining client always offers.
@@ -137,7 +170,7 @@ func (p *peer) offer() error {
 		err = p.pc.SetLocalDescription(o)
 	}
 	if err == nil {
-		err = p.sendSignal(protocol.Signal{Kind: protocol.SignalOffer, SDP: o.SDP})
+		err = p.sendDescription(protocol.Signal{Kind: protocol.SignalOffer, SDP: o.SDP})
 	}
 	if err != nil {
 		return fmt.Errorf("client: offer: %w", err)
@@ -172,7 +205,7 @@ func (p *peer) apply(m protocol.Signal) error {
 				err = p.pc.SetLocalDescription(a)
 			}
 			if err == nil {
-				err = p.sendSignal(protocol.Signal{Kind: protocol.SignalAnswer, SDP: a.SDP})
+				err = p.sendDescription(protocol.Signal{Kind: protocol.SignalAnswer, SDP: a.SDP})
 			}
 			if err != nil {
 				return fmt.Errorf("client: answer: %w", err)
