@@ -21,7 +21,7 @@ func TestPingTimeout(t *testing.T) {
 	// From here frozen never reads again, so its library answers no ping.
 	var pj protocol.PlayerJoined
 	host.expect(protocol.TypePlayerJoined, &pj)
-	host.readTimeout = 10 * time.Second
+	host.readTimeout = 5 * time.Second
 	for {
 		env, err := host.read()
 		if err != nil {

@@ -320,8 +320,11 @@ func (l *link) ping() {
 	cancel()
 	if err != nil {
 		if l.ctx.Err() == nil {
-			l.hub.log.Info("closing: ping timeout", "remote", l.remote, "err", err)
-			l.kill(websocket.StatusPolicyViolation, "ping timeout")
+			// abort, not kill: a peer that answers no ping will not
+			// answer a close handshake either, and waiting for one would
+			// keep its seat looking alive for the handshake timeout.
+			l.hub.log.Info("dropping: ping timeout", "remote", l.remote, "err", err)
+			l.abort()
 		}
 		return
 	}
