@@ -33,6 +33,11 @@ type Config struct {
 	// JoinsPerMinute bounds join attempts per client IP, successful or not.
 	// Default 30.
 	JoinsPerMinute int
+	// RoomsPerMinute bounds rooms one session may create (a bucket of that
+	// many, refilled over a minute). A session is in at most one room at a
+	// time; this stops create/leave churn from flooding every room browser
+	// with list changes. Default 10.
+	RoomsPerMinute int
 
 	// Grace is how long a dropped session's seat is held for a resume.
 	// Default 20s; negative disables holding.
@@ -94,6 +99,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxListedRooms, 100)
 	def(&c.MaxConnsPerIP, 32)
 	def(&c.JoinsPerMinute, 30)
+	def(&c.RoomsPerMinute, 10)
 	def(&c.ReplayFrames, 256)
 	def(&c.ReplayBytes, 64<<10)
 	defDur(&c.Grace, 20*time.Second)
@@ -129,7 +135,8 @@ func (c Config) validate() error {
 		"MessageBurst": c.MessageBurst, "MaxRefusedInARow": c.MaxRefusedInARow,
 		"JoinFailureBurst": c.JoinFailureBurst, "SignalBurst": c.SignalBurst, "ChatBurst": c.ChatBurst,
 		"MaxListedRooms": c.MaxListedRooms, "MaxConnsPerIP": c.MaxConnsPerIP, "JoinsPerMinute": c.JoinsPerMinute,
-		"ReplayFrames": c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
+		"RoomsPerMinute": c.RoomsPerMinute,
+		"ReplayFrames":   c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
 		if v < 0 {
 			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
 		}

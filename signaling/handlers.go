@@ -60,6 +60,9 @@ func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 	if s.name == "" {
 		return fail(protocol.CodeNameRequired, "choose a name first (hello.name or setName)")
 	}
+	if !s.creates.AllowN(h.cfg.Now(), 1) {
+		return fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
+	}
 	if len(h.rooms) >= h.cfg.MaxRooms {
 		return fail(protocol.CodeServerFull, "this server has reached its room limit; try again later")
 	}

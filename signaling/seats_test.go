@@ -2,7 +2,9 @@ package signaling
 
 import (
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -195,7 +197,12 @@ func TestResumeReplacesHalfOpenConnection(t *testing.T) {
 }
 
 func TestResumeAfterMissingTooMuch(t *testing.T) {
-	_, url := testHub(t, func(c *Config) { c.Grace = 5 * time.Second; c.ReplayFrames = 4; c.ChatBurst = 100; c.ChatPerSecond = 100 })
+	_, url := testHub(t, func(c *Config) {
+		c.Grace = 5 * time.Second
+		c.ReplayFrames = 4
+		c.ChatBurst = 100
+		c.ChatPerSecond = 100
+	})
 	host, _ := connectSeat(t, url, "Host")
 	code := host.create("r", 4, "").Room.Code
 	bob, w := connectSeat(t, url, "Bob")
@@ -386,4 +393,32 @@ func TestCloseEndsHeldSeats(t *testing.T) {
 	if st := hub.Stats(); st.Sessions != 0 || st.Rooms != 0 {
 		t.Fatalf("after Close: %+v", st)
 	}
+}
+
+// TestRoomsPerMinuteLimit: a session creates rooms up to its budget, the
+// next create is refused (and leaves it in no room), and the budget refills
+// with time.
+func TestRoomsPerMinuteLimit(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Unix(1795000000, 0).UnixNano())
+	_, url := testHub(t, func(c *Config) {
+		c.RoomsPerMinute = 3
+		c.Now = func() time.Time { return time.Unix(0, now.Load()) }
+	})
+	host, _ := connectSeat(t, url, "Host")
+	for i := 0; i < 3; i++ { // at the limit: create and leave
+		host.create("r", 2, "")
+		host.request(protocol.TypeLeaveRoom, nil)
+		host.expect(protocol.TypeOK, &protocol.OK{})
+	}
+	host.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "r", MaxPlayers: 2})
+	if e := host.expectError(protocol.CodeRateLimited); !strings.Contains(e.Message, "too fast") {
+		t.Fatalf("message %q", e.Message)
+	}
+	// Refused, not half-done: the session is in no room, so leaving fails.
+	host.request(protocol.TypeLeaveRoom, nil)
+	host.expectError(protocol.CodeNotInRoom)
+	// One room's worth of budget comes back after a third of a minute.
+	now.Add(int64(20 * time.Second))
+	host.create("r", 2, "")
 }

@@ -25,6 +25,7 @@ type Session struct {
 	messages *rate.Limiter
 	signals  *rate.Limiter
 	chat     *rate.Limiter
+	creates  *rate.Limiter
 
 	// Outgoing frames: guarded by outMu, a leaf lock (never take Hub.mu
 	// while holding it).
@@ -64,6 +65,7 @@ func newSession(h *Hub, l *link) *Session {
 		messages: rate.NewLimiter(rate.Limit(h.cfg.MessagesPerSecond), h.cfg.MessageBurst),
 		signals:  rate.NewLimiter(rate.Limit(h.cfg.SignalsPerSecond), h.cfg.SignalBurst),
 		chat:     rate.NewLimiter(rate.Limit(h.cfg.ChatPerSecond), h.cfg.ChatBurst),
+		creates:  rate.NewLimiter(rate.Every(time.Minute/time.Duration(max(1, h.cfg.RoomsPerMinute))), h.cfg.RoomsPerMinute),
 		link:     l,
 		replay:   replayRing{maxFrames: h.cfg.ReplayFrames, maxBytes: h.cfg.ReplayBytes},
 		remote:   l.remote,
