@@ -26,14 +26,19 @@ func main() {
 	}
 	log := server.NewLogger(cfg, os.Stderr)
 
-	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	// One channel, registered before anything runs, sees both signals: the
+	// first starts the drain, a second means the operator will not wait for
+	// it. (Re-registering after the first would leave a window in which the
+	// second is lost or kills the process with the default action.)
+	sigs := make(chan os.Signal, 2)
+	signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	go func() {
-		// A second signal means the operator will not wait for the drain.
-		<-ctx.Done()
-		stop()
-		again := make(chan os.Signal, 1)
-		signal.Notify(again, syscall.SIGINT, syscall.SIGTERM)
-		<-again
+		sig := <-sigs
+		log.Info("signal: draining", "component", "server", "signal", sig.String(), "grace", cfg.ShutdownGrace)
+		cancel()
+		<-sigs
 		log.Warn("second signal: exiting without waiting", "component", "server")
 		os.Exit(1)
 	}()

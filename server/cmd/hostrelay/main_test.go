@@ -1,0 +1,208 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// The tests run the real command in a child process (this test binary,
+// re-executed with runMainEnv set) so signals reach main as they do in
+// production.
+const runMainEnv = "HOSTRELAY_TEST_RUN_MAIN"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(runMainEnv) == "1" {
+		main()
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+// child is a running hostrelay process and its JSON log lines.
+type child struct {
+	t      *testing.T
+	cmd    *exec.Cmd
+	logs   chan map[string]any
+	done   chan error
+	exited chan struct{} // closed once Wait returned
+}
+
+func startChild(t *testing.T, extra ...string) *child {
+	t.Helper()
+	args := append([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
+		"-public-ip", "127.0.0.1", "-log-format", "json", "-turn-secret", "main-test-secret-0123456789"}, extra...)
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	c := &child{t: t, cmd: cmd, logs: make(chan map[string]any, 256), done: make(chan error, 1),
+		exited: make(chan struct{})}
+	go func() {
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			var line map[string]any
+			if json.Unmarshal(sc.Bytes(), &line) == nil {
+				c.logs <- line
+			}
+		}
+		close(c.logs)
+		err := cmd.Wait()
+		close(c.exited)
+		c.done <- err
+	}()
+	t.Cleanup(func() {
+		// Only if a test failed before the child exited: this is our child,
+		// and Wait has not reaped it, so the PID is still its own.
+		select {
+		case <-c.exited:
+		default:
+			_ = cmd.Process.Kill()
+		}
+	})
+	return c
+}
+
+// waitLog reads log lines until the server component logs msg, and
+// returns that line.
+func (c *child) waitLog(msg string) map[string]any {
+	c.t.Helper()
+	timeout := time.After(15 * time.Second)
+	for {
+		select {
+		case line, ok := <-c.logs:
+			if !ok {
+				c.t.Fatalf("process exited before logging %q", msg)
+			}
+			if line["msg"] == msg && line["component"] == "server" {
+				return line
+			}
+		case <-timeout:
+			c.t.Fatalf("no log line %q", msg)
+		}
+	}
+}
+
+// exitCode waits for the process to end and returns its exit code.
+func (c *child) exitCode() int {
+	c.t.Helper()
+	go func() {
+		for range c.logs { // keep the pipe drained until exit
+		}
+	}()
+	select {
+	case err := <-c.done:
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			return ee.ExitCode()
+		}
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		return 0
+	case <-time.After(20 * time.Second):
+		c.t.Fatal("process did not exit")
+		return -1
+	}
+}
+
+// lobby dials the child's lobby and says hello, so the session is live.
+func lobby(t *testing.T, addr string) *websocket.Conn {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	frame, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "Ada"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
+		t.Fatal(err)
+	}
+	_, data, err := conn.Read(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env, err := protocol.Decode(data)
+	if err != nil || env.Type != protocol.TypeWelcome {
+		t.Fatalf("welcome: %v %+v", err, env)
+	}
+	return conn
+}
+
+// TestSIGTERMDrains: on SIGTERM the server stops accepting, tells every
+// connected client it is going away (1001 with a reason), closes TURN and
+// exits 0.
+func TestSIGTERMDrains(t *testing.T) {
+	c := startChild(t, "-shutdown-grace", "10s")
+	addr, _ := c.waitLog("listening")["http"].(string)
+	conn := lobby(t, addr)
+
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	for {
+		_, _, err := conn.Read(ctx)
+		if err == nil {
+			continue // a room-list or ping update sent before the close
+		}
+		var ce websocket.CloseError
+		if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "shutting down") {
+			t.Fatalf("close: %v", err)
+		}
+		break
+	}
+	// The listener closed before the clients were told.
+	dctx, dcancel := context.WithTimeout(t.Context(), 2*time.Second)
+	defer dcancel()
+	if c2, _, err := websocket.Dial(dctx, "ws://"+addr+"/ws", nil); err == nil {
+		c2.CloseNow()
+		t.Fatal("a new connection was accepted after SIGTERM")
+	}
+	c.waitLog("stopped")
+	if code := c.exitCode(); code != 0 {
+		t.Fatalf("exit code %d", code)
+	}
+}
+
+// TestSecondSignalForcesExit: while the drain waits for a client that never
+// completes the close handshake, a second signal exits at once, non-zero.
+func TestSecondSignalForcesExit(t *testing.T) {
+	c := startChild(t, "-shutdown-grace", "60s")
+	addr, _ := c.waitLog("listening")["http"].(string)
+	conn := lobby(t, addr) // never read again: the close handshake stalls
+	defer conn.CloseNow()
+
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLog("shutting down")
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	c.waitLog("second signal: exiting without waiting")
+	if code := c.exitCode(); code != 1 {
+		t.Fatalf("exit code %d, want 1", code)
+	}
+}
