@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench
+.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench vulncheck
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -54,6 +54,17 @@ fuzz:
 ## bench: TURN vs coturn, latency, allocations, lobby, browser, capacity; one table (not part of test)
 bench: build
 	bench/run.sh $(BENCHARGS)
+
+## vulncheck: govulncheck over every package (needs vuln.go.dev; says SKIPPED when unreachable)
+## (VULNDB=file:///path or https://mirror points it at another copy of the database)
+GOVULNCHECK_VERSION := v1.1.4
+VULNDB ?=
+vulncheck:
+	@$(GO) install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+	@out=$$($$($(GO) env GOPATH)/bin/govulncheck $(if $(VULNDB),-db $(VULNDB)) ./... 2>&1); rc=$$?; \
+	if [ $$rc -ne 0 ] && echo "$$out" | grep -q 'fetching vulnerabilities'; then \
+	  echo "govulncheck: SKIPPED, the vulnerability database is unreachable:"; echo "$$out" | tail -1; \
+	else echo "$$out"; exit $$rc; fi
 
 clean:
 	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg
