@@ -97,7 +97,9 @@ func (r *Room) Players() []protocol.Player {
 	return append([]protocol.Player(nil), r.players...)
 }
 
-// ICE is the TURN configuration the server issued for this session.
+// ICE is the TURN configuration the server issued for this session: that of
+// the join reply, replaced by each refresh the server pushes before expiry.
+// New peer connections use it.
 func (r *Room) ICE() protocol.ICE {
 	r.mu.Lock()
 	defer r.mu.Unlock()
