@@ -20,12 +20,12 @@ func startServer(t testing.TB) string {
 	return startServerWithSecret(t, "client-tests-secret-0123456789")
 }
 
-func startServerWithSecret(t testing.TB, secret string) string {
+func startServerWithSecret(t testing.TB, secret string, flags ...string) string {
 	t.Helper()
-	cfg, err := server.LoadConfig([]string{
+	cfg, err := server.LoadConfig(append([]string{
 		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-turn-secret", secret,
-	}, func(string) string { return "" }, io.Discard)
+	}, flags...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}

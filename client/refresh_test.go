@@ -1,15 +1,11 @@
 package client_test
 
 import (
-	"context"
-	"io"
-	"log/slog"
 	"testing"
 	"time"
 
 	"github.com/hostrelay/hostrelay/client"
 	"github.com/hostrelay/hostrelay/protocol"
-	"github.com/hostrelay/hostrelay/server"
 )
 
 // TestCredentialsRefreshedBeforeExpiry runs a room through the embedded
@@ -19,23 +15,7 @@ import (
 // it connects to the host, whose new allocation needs the fresh ones.
 func TestCredentialsRefreshedBeforeExpiry(t *testing.T) {
 	const ttl = 10 * time.Second
-	cfg, err := server.LoadConfig([]string{
-		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
-		"-public-ip", "127.0.0.1", "-turn-secret", "client-tests-secret-0123456789", "-turn-ttl", ttl.String(),
-	}, func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	url := "ws://" + s.Addrs().HTTP + "/ws"
+	url := startServerWithSecret(t, "client-tests-secret-0123456789", "-turn-ttl", ttl.String())
 	ctx := t.Context()
 
 	host, err := dial(t, url, "Host").CreateRoom(ctx, protocol.CreateRoom{Name: "refresh", MaxPlayers: 3})
