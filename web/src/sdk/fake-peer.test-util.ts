@@ -41,6 +41,12 @@ export class FakePeerConnection {
   remoteDescription: RTCSessionDescriptionInit | null = null;
   readonly added: (RTCIceCandidateInit | null)[] = [];
   closed = false;
+  signalingState: RTCSignalingState = 'stable';
+  /** restartIce() calls; each makes the next offer an ICE restart, as in a browser. */
+  restartsAsked = 0;
+  private restartNext = false;
+  private offers = 0;
+  readonly configurations: RTCConfiguration[] = [];
   iceGatheringState: RTCIceGatheringState = 'new';
   connectionState: RTCPeerConnectionState = 'new';
   onicecandidate: Handler<{ candidate: { candidate: string; sdpMid: string | null; type: string } | null }> = null;
@@ -48,7 +54,21 @@ export class FakePeerConnection {
   onicegatheringstatechange: Handler<Event> = null;
   onconnectionstatechange: Handler<Event> = null;
 
-  constructor(readonly config: RTCConfiguration) {}
+  constructor(public config: RTCConfiguration) {}
+
+  getConfiguration(): RTCConfiguration {
+    return this.config;
+  }
+
+  setConfiguration(c: RTCConfiguration): void {
+    this.configurations.push(c);
+    this.config = c;
+  }
+
+  restartIce(): void {
+    this.restartsAsked++;
+    this.restartNext = true;
+  }
 
   createDataChannel(label: string, init: RTCDataChannelInit): FakeChannel {
     const ch = new FakeChannel(label, init);
@@ -56,8 +76,12 @@ export class FakePeerConnection {
     return ch;
   }
 
+  /** The first offer is 'offer-sdp'; later ones say whether they restart ICE. */
   createOffer(): Promise<RTCSessionDescriptionInit> {
-    return Promise.resolve({ type: 'offer', sdp: 'offer-sdp' });
+    const n = this.offers++;
+    const sdp = n === 0 ? 'offer-sdp' : `offer-sdp ${n}${this.restartNext ? ' ice-restart' : ''}`;
+    this.restartNext = false;
+    return Promise.resolve({ type: 'offer', sdp });
   }
 
   createAnswer(): Promise<RTCSessionDescriptionInit> {
@@ -66,11 +90,13 @@ export class FakePeerConnection {
 
   setLocalDescription(d: RTCSessionDescriptionInit): Promise<void> {
     this.localDescription = d;
+    this.signalingState = d.type === 'offer' ? 'have-local-offer' : 'stable';
     return Promise.resolve();
   }
 
   setRemoteDescription(d: RTCSessionDescriptionInit): Promise<void> {
     this.remoteDescription = d;
+    this.signalingState = d.type === 'offer' ? 'have-remote-offer' : 'stable';
     return Promise.resolve();
   }
 

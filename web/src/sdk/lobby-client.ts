@@ -60,6 +60,12 @@ export interface CreateRoomOptions {
   password?: string;
   /** A game-mode label shown in the room list. */
   mode?: string;
+  /**
+   * When the host leaves, promote the longest-present member instead of
+   * closing the room (default false). RoomSession then re-forms the star
+   * around the new host and says so with 'hostChanged'.
+   */
+  migrate?: boolean;
 }
 
 /** New room settings (host only). The password changes only if `password` is given ('' removes it). */
@@ -203,6 +209,7 @@ export class LobbyClient {
         public: options.public,
         password: options.password,
         mode: options.mode,
+        migrate: options.migrate,
       },
       'roomJoined',
     );

@@ -39,6 +39,11 @@ export interface PeerLinkEvents {
   error: [error: PeerError];
 }
 
+/** The `o=` line's session id: it stays the same across renegotiations of one RTCPeerConnection. */
+export function sdpSessionId(sdp: string): string | null {
+  return /^o=\S+ (\S+) /m.exec(sdp)?.[1] ?? null;
+}
+
 /** TURN error responses; 701 (server unreachable from one interface) is not one. */
 const isTurnRefusal = (code: number): boolean => code >= 300 && code < 700;
 
@@ -72,6 +77,9 @@ export class PeerLink {
   private opened = false;
   private closed = false;
   private droppedPackets = 0;
+  /** An ICE restart asked for while an offer was still unanswered: made once the answer is in. */
+  private restartPending = false;
+  private restarts = 0;
   private readonly connectTimer: ReturnType<typeof setTimeout>;
 
   constructor(options: PeerLinkOptions) {
@@ -104,13 +112,44 @@ export class PeerLink {
     return this.droppedPackets;
   }
 
+  /** ICE restarts this end has offered (offerer) or answered (answerer). */
+  get iceRestarts(): number {
+    return this.restarts;
+  }
+
   /** The offerer starts negotiation; the answerer waits for the offer. */
   start(): void {
     if (!this.offerer) return;
+    this.enqueue(() => this.offer());
+  }
+
+  /**
+   * Takes fresh TURN credentials. New allocations use them at once; the
+   * offerer also restarts ICE, so the connection moves to allocations made
+   * with them while the data channels stay up. The answerer only takes the
+   * new configuration: the offerer's restart offer makes it gather again.
+   */
+  refreshIce(iceServers: RTCIceServer[]): void {
+    if (this.closed) return;
+    this.pc.setConfiguration({ ...this.pc.getConfiguration(), iceServers });
+    if (!this.offerer) return;
     this.enqueue(async () => {
-      await this.pc.setLocalDescription(await this.pc.createOffer());
-      this.sendDescription('offer');
+      // A restart offer made while our first offer is unanswered would
+      // replace it; the answer handler makes it instead.
+      if (this.pc.signalingState !== 'stable' || this.pc.remoteDescription === null) {
+        this.restartPending = true;
+        return;
+      }
+      await this.restartIce();
     });
+  }
+
+  /** True if an offer comes from the same RTCPeerConnection as the one we answered (a renegotiation). */
+  isRenegotiation(sdp: string): boolean {
+    const current = this.pc.remoteDescription?.sdp;
+    if (this.offerer || this.closed || !current) return false;
+    const id = sdpSessionId(sdp);
+    return id !== null && id === sdpSessionId(current);
   }
 
   /** Applies a signal from the peer (offer, answer or candidate). */
@@ -168,7 +207,11 @@ export class PeerLink {
       });
     };
     pc.onicecandidateerror = (e) => {
-      if (isTurnRefusal(e.errorCode)) this.fail(PeerErrorCode.IceCandidateError, describeIceError(e));
+      if (!isTurnRefusal(e.errorCode)) return;
+      // Once open, a refusal can only come from an ICE restart, and the
+      // connection keeps its working pair: report it, do not drop the game.
+      if (this.opened) this.events.emit('error', new PeerError(PeerErrorCode.IceCandidateError, this.peerId, describeIceError(e)));
+      else this.fail(PeerErrorCode.IceCandidateError, describeIceError(e));
     };
     pc.onicegatheringstatechange = () => {
       if (pc.iceGatheringState === 'complete' && this.relayCandidates === 0) {
@@ -205,15 +248,24 @@ export class PeerLink {
 
   private async apply(s: Signal): Promise<void> {
     switch (s.kind) {
-      case 'offer':
+      case 'offer': {
         if (this.offerer) return; // only the host answers
+        const again = this.pc.remoteDescription !== null;
         await this.pc.setRemoteDescription({ type: 'offer', sdp: s.sdp });
+        // Candidates of a renegotiation wait for its answer, as the first ones did.
+        this.described = false;
         await this.pc.setLocalDescription(await this.pc.createAnswer());
         this.sendDescription('answer');
+        if (again) this.restarts++;
         return;
+      }
       case 'answer':
         if (!this.offerer) return;
         await this.pc.setRemoteDescription({ type: 'answer', sdp: s.sdp });
+        if (this.restartPending) {
+          this.restartPending = false;
+          await this.restartIce();
+        }
         return;
       case 'candidate':
         if (s.cand === '') {
@@ -226,6 +278,20 @@ export class PeerLink {
         );
         return;
     }
+  }
+
+  private async offer(): Promise<void> {
+    this.described = false;
+    await this.pc.setLocalDescription(await this.pc.createOffer());
+    this.sendDescription('offer');
+  }
+
+  private async restartIce(): Promise<void> {
+    // restartIce() alone would wait for negotiationneeded; we offer at once,
+    // in our own queue, so signals keep their order.
+    this.pc.restartIce();
+    await this.offer();
+    this.restarts++;
   }
 
   private sendDescription(kind: 'offer' | 'answer'): void {

@@ -1,4 +1,4 @@
-import type { Ice, Player, RoomInfo, RoomJoined, Signal } from '../protocol';
+import type { HostChanged, Ice, Player, RoomInfo, RoomJoined, Signal } from '../protocol';
 import type { ChannelName } from './channels';
 import { Emitter, type Unsubscribe } from './emitter';
 import type { LobbyError, PeerError } from './errors';
@@ -26,6 +26,17 @@ export interface RoomSessionEvents {
   message: [peerId: string, data: ArrayBuffer | string, channel: ChannelName];
   playerJoined: [player: Player];
   playerLeft: [player: Player, reason: string];
+  /**
+   * The host left a room made with `migrate` and the server promoted
+   * `host`. `role` is this tab's role from now on: 'host' means the game's
+   * authority is now here, and clients are about to offer to us.
+   */
+  hostChanged: [change: { host: string; previous: string; role: Role }];
+  /**
+   * Fresh TURN credentials were applied to every peer connection (clients
+   * restart ICE on them); `count` is how many refreshes this session has had.
+   */
+  iceRefreshed: [count: number];
   /** A peer connection failed (PeerError) or the server sent a notice (LobbyError). */
   error: [error: PeerError | LobbyError];
   /** The session is over: 'left', 'host_left', 'disconnected' or 'pagehide'. */
@@ -41,10 +52,10 @@ export interface PeerPairTypes extends CandidatePairTypes {
  * per client (a star); a client has one, to the host, and makes its offer.
  */
 export class RoomSession {
-  readonly role: Role;
   readonly you: string;
-  readonly room: RoomInfo;
-  private readonly ice: Ice;
+  private info: RoomInfo;
+  private ice: Ice;
+  private refreshes = 0;
   private readonly events = new Emitter<RoomSessionEvents>();
   private readonly peers = new Map<string, PeerLink>();
   private readonly members: Player[];
@@ -68,17 +79,21 @@ export class RoomSession {
     joined: RoomJoined,
     private readonly options: RoomSessionOptions = {},
   ) {
-    this.room = joined.room;
+    this.info = joined.room;
     this.you = joined.you;
     this.ice = joined.ice;
     this.members = [...joined.players];
-    this.role = joined.room.host === joined.you ? 'host' : 'client';
 
     this.offs.push(
       lobby.on('signal', (s) => this.onSignal(s)),
       lobby.on('playerJoined', (p) => this.onPlayerJoined(p)),
       lobby.on('playerLeft', (e) => this.onPlayerLeft(e.id, e.reason)),
       lobby.on('roomClosed', (e) => this.close(e.reason || 'host_left')),
+      lobby.on('roomUpdated', (info) => {
+        this.info = info;
+      }),
+      lobby.on('hostChanged', (e) => this.onHostChanged(e)),
+      lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
       lobby.on('close', () => this.close('disconnected')),
       lobby.on('error', (err) => this.events.emit('error', err)),
     );
@@ -95,8 +110,28 @@ export class RoomSession {
     return this.events.on(event, listener);
   }
 
+  /** The room as last heard: its host changes on migration, its settings on roomUpdated. */
+  get room(): RoomInfo {
+    return this.info;
+  }
+
   get hostId(): string {
-    return this.room.host;
+    return this.info.host;
+  }
+
+  /** 'host' while this tab is the room's authority; changes when the server migrates the host. */
+  get role(): Role {
+    return this.info.host === this.you ? 'host' : 'client';
+  }
+
+  /** TURN credential refreshes applied so far. */
+  get iceRefreshes(): number {
+    return this.refreshes;
+  }
+
+  /** ICE restarts each open peer has gone through (a client offers one per refresh). */
+  get iceRestarts(): { peerId: string; restarts: number }[] {
+    return [...this.peers.values()].map((p) => ({ peerId: p.peerId, restarts: p.iceRestarts }));
   }
 
   /** Everyone in the room, oldest first, this tab included. */
@@ -162,29 +197,62 @@ export class RoomSession {
 
   private connectToHost(): void {
     if (this.closed) return;
-    this.addPeer(this.room.host, true).start();
+    this.addPeer(this.hostId, true).start();
   }
 
   private onSignal(s: Signal): void {
     if (this.role === 'client') {
-      if (s.from === this.room.host) this.peers.get(s.from)?.handleSignal(s);
+      if (s.from === this.hostId) this.peers.get(s.from)?.handleSignal(s);
       return;
     }
     if (!this.members.some((m) => m.id === s.from)) return;
     let peer = this.peers.get(s.from);
-    if (s.kind === 'offer') {
-      // A new offer from a client replaces whatever we had with it.
+    // An offer from the connection we already have is a renegotiation (an
+    // ICE restart on fresh credentials): answer it in place, channels stay.
+    // Any other offer is a new connection and replaces the old one.
+    if (s.kind === 'offer' && !peer?.isRenegotiation(s.sdp)) {
       peer?.close();
       peer = this.addPeer(s.from, false);
     }
     peer?.handleSignal(s);
   }
 
+  /**
+   * Re-forms the star around the new host. The old host's playerLeft came
+   * first and closed our link to it; whatever else no longer fits is closed
+   * here. A client offers to the new host exactly as on joining; the new
+   * host just starts answering offers.
+   */
+  private onHostChanged(e: HostChanged): void {
+    if (this.closed || e.host === this.info.host) return;
+    this.info = { ...this.info, host: e.host };
+    const role = this.role;
+    for (const p of [...this.peers.values()]) {
+      if (role === 'host' || p.peerId !== e.host) p.close();
+    }
+    this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
+    if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
+  }
+
+  /** New credentials: kept for peers made from now on, and handed to every open one. */
+  private onIceRefresh(ice: Ice): void {
+    if (this.closed) return;
+    this.ice = ice;
+    const servers = this.iceServers();
+    for (const p of this.peers.values()) p.refreshIce(servers);
+    this.refreshes++;
+    this.events.emit('iceRefreshed', this.refreshes);
+  }
+
+  private iceServers(): RTCIceServer[] {
+    return this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential }));
+  }
+
   private addPeer(peerId: string, offerer: boolean): PeerLink {
     const peer = new PeerLink({
       peerId,
       offerer,
-      iceServers: this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
+      iceServers: this.iceServers(),
       signal: (s) => this.lobby.sendSignal(s),
       maxBufferedGame: this.options.maxBufferedGame,
       connectTimeoutMs: this.options.connectTimeoutMs,
