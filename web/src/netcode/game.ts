@@ -1,5 +1,5 @@
 import type { InputCodec } from './wire/input-codec';
-import type { Schema } from './wire/schema';
+import type { ReadonlyEntityMap, Schema } from './wire/schema';
 
 /**
  * The part of a game both ends share: its state layout, its input encoding
@@ -27,4 +27,23 @@ export interface NetPlayer {
   readonly id: string;
   /** 0 for the host, 1–255 for clients, reused after a player leaves. */
   readonly slot: number;
+}
+
+/**
+ * What a client hands to the host game it becomes when the old host goes
+ * away (NetClient.handover(), then `new NetHost({ handover, ... })`): the
+ * newest world it received and who was playing, so the game goes on where
+ * it was instead of starting over.
+ */
+export interface Handover<F extends string> {
+  /** The newest snapshot's tick: the new host's clock continues from it. */
+  readonly tick: number;
+  /** The world in that snapshot, exactly as the old host sent it. */
+  readonly entities: ReadonlyEntityMap<F>;
+  /** Everyone the old host had in the game except the old host, with their slots (this tab included). */
+  readonly players: readonly NetPlayer[];
+  /** This tab's slot: the new host keeps playing as the same entity. */
+  readonly slot: number;
+  /** The host that went away. Its entity is not carried over: the game should not seed it. */
+  readonly previousHost: string;
 }

@@ -2,12 +2,12 @@
 // The host runs the simulation at a fixed tick and sends delta-compressed
 // snapshots; clients send inputs, predict themselves and interpolate the
 // rest. See docs/netcode.md.
-export { NetHost, type HostTick, type HostValidation, type NetHostEvents, type NetHostOptions } from './host/host';
+export { DEFAULT_HANDOVER_GRACE_MS, NetHost, type HostTick, type HostValidation, type NetHostEvents, type NetHostOptions } from './host/host';
 export type { HostPeerStats } from './host/peer';
 export { NetClient, type ClientView, type NetClientEvents, type NetClientOptions } from './client/client';
 export type { Correction, PredictStep } from './client/prediction';
 export type { PlayoutOptions } from './client/interpolation';
-export { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type NetGame, type NetPlayer } from './game';
+export { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer } from './game';
 export { Schema, lerpEntity, type Entity, type FieldSpec, type FieldsOf, type Interpolation, type ReadonlyEntityMap, type SchemaSpec } from './wire/schema';
 export { buttonsCodec, type Buttons, type InputCodec } from './wire/input-codec';
 export { hashEntities, HashLog, firstDivergentTick } from './wire/state-hash';

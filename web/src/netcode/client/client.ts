@@ -1,5 +1,5 @@
 import { Emitter, type Unsubscribe } from '../../sdk/emitter';
-import { DEFAULT_TICK_RATE, type NetGame, type NetPlayer } from '../game';
+import { DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer } from '../game';
 import { JitterMeter, LossMeter, RateMeter, RttMeter, since16, stamp16, type ClientStats } from '../stats';
 import { FixedTicker } from '../ticker';
 import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport';
@@ -48,6 +48,12 @@ export interface NetClientEvents {
   kicked: [reason: string];
   /** A game event from the host over the reliable channel. */
   event: [payload: Uint8Array];
+  /**
+   * The old host went away and `hostId` leads the game now. If it is this
+   * tab, make a NetHost from handover() and stop this client; otherwise the
+   * client waits for the new host's welcome and carries on by itself.
+   */
+  hostChanged: [hostId: string, previousHostId: string];
 }
 
 /** One frame's worth of world to draw. */
@@ -91,11 +97,17 @@ export class NetClient<I, F extends string> {
   private readonly events = new Emitter<NetClientEvents>();
   private readonly scheduler: Scheduler;
   private readonly ticker: FixedTicker;
-  private readonly predictor: Predictor<I, F>;
-  private readonly decoder: SnapshotDecoder<F>;
-  private readonly lead = new InputLead();
+  private predictor: Predictor<I, F>;
+  private decoder: SnapshotDecoder<F>;
+  private lead = new InputLead();
   private readonly buffer: SnapshotBuffer<F>;
   private playout: PlayoutClock | null = null;
+  /** The new host's clock, swapped in with its first snapshot so the old world stays drawn until then. */
+  private nextPlayout: PlayoutClock | null = null;
+  /** The newest snapshot received: what a handover continues from. */
+  private newest: { tick: number; entities: ReadonlyEntityMap<F> } | null = null;
+  /** What this tab knew when the host went away (handover() returns it). */
+  private handedOver: Handover<F> | null = null;
   private readonly offs: Unsubscribe[] = [];
   private readonly writer = new ByteWriter(256);
   private slotNo: number | null = null;
@@ -139,7 +151,12 @@ export class NetClient<I, F extends string> {
     this.ticker = new FixedTicker(this.tickRate);
     this.buffer = new SnapshotBuffer(options.game.schema);
     this.decoder = new SnapshotDecoder(options.game.schema, this.tickRate);
-    this.predictor = new Predictor({
+    this.predictor = this.makePredictor();
+  }
+
+  private makePredictor(): Predictor<I, F> {
+    const options = this.o;
+    return new Predictor({
       schema: options.game.schema,
       step: options.predict,
       dt: 1 / this.tickRate,
@@ -177,6 +194,30 @@ export class NetClient<I, F extends string> {
     return this.kickedReason;
   }
 
+  /** The host we have been welcomed by has sent us a snapshot: the game is live. */
+  get synced(): boolean {
+    return this.slotNo !== null && this.newestTick > 0 && this.nextPlayout === null;
+  }
+
+  /**
+   * What a new host needs to continue the game from here: the newest
+   * snapshot received, and who played in which slot. After the host went
+   * away (hostChanged) it is the state as of that moment; null if this tab
+   * never got a welcome and a snapshot.
+   */
+  handover(): Handover<F> | null {
+    if (this.handedOver) return this.handedOver;
+    return this.captureHandover(this.o.transport.hostId);
+  }
+
+  private captureHandover(previousHost: string): Handover<F> | null {
+    const slot = this.slotNo;
+    if (slot === null || this.newest === null) return null;
+    const players = this.roster.filter((p) => p.id !== previousHost);
+    if (!players.some((p) => p.id === this.o.transport.localId)) players.push({ id: this.o.transport.localId, slot });
+    return { tick: this.newest.tick, entities: this.newest.entities, players, slot, previousHost };
+  }
+
   /** Starts listening and ticking. Ticks (and inputs) begin once the host has welcomed us and sent a snapshot. */
   start(): void {
     if (this.running) return;
@@ -191,6 +232,7 @@ export class NetClient<I, F extends string> {
       t.on('peerOpen', (id) => {
         if (id === t.hostId) this.hello();
       }),
+      t.on('hostChanged', (hostId, previous) => this.onHostChanged(hostId, previous)),
     );
     // The channels may have opened before this game started listening, and
     // the host's welcome with them: ask for it again.
@@ -213,6 +255,27 @@ export class NetClient<I, F extends string> {
     this.running = false;
     this.stopTimer?.();
     for (const off of this.offs.splice(0)) off();
+  }
+
+  /**
+   * The old host is gone. Remember what a handover needs, stop sending
+   * inputs, and wait for the new host's welcome as on joining; the last
+   * world stays on screen until its first snapshot.
+   */
+  private onHostChanged(hostId: string, previous: string): void {
+    const now = this.captureHandover(previous);
+    if (now) this.handedOver = now;
+    else if (this.handedOver) {
+      // A second change before the first new host welcomed us: the world we
+      // hold is still the newest, minus that host too.
+      this.handedOver = { ...this.handedOver, players: this.handedOver.players.filter((p) => p.id !== previous) };
+    }
+    this.slotNo = null;
+    this.ticking = false;
+    // Snapshot ticks and delta baselines belong to one host.
+    this.decoder = new SnapshotDecoder(this.o.game.schema, this.tickRate);
+    this.events.emit('hostChanged', hostId, previous);
+    if (this.running && hostId !== this.o.transport.localId && this.o.transport.peers().includes(hostId)) this.hello();
   }
 
   private hello(): void {
@@ -315,12 +378,15 @@ export class NetClient<I, F extends string> {
     switch (e.type) {
       case 'hello':
         return; // only hosts are greeted
-      case 'welcome':
+      case 'welcome': {
         if (this.slotNo !== null) return; // a repeat, after our hello crossed it
         this.slotNo = e.slot;
-        this.playout = new PlayoutClock({ tickRate: this.tickRate, snapshotRate: e.snapshotRate, ...this.o.interpolation });
+        const playout = new PlayoutClock({ tickRate: this.tickRate, snapshotRate: e.snapshotRate, ...this.o.interpolation });
+        if (this.playout === null) this.playout = playout;
+        else this.nextPlayout = playout; // a new host: see onGamePacket
         this.events.emit('welcome', e.slot);
         return;
+      }
       case 'roster':
         this.roster = e.players;
         this.events.emit('roster', this.roster);
@@ -337,13 +403,14 @@ export class NetClient<I, F extends string> {
   }
 
   private onGamePacket(data: Uint8Array): void {
-    if (data[0] !== PacketType.Snapshot || !this.playout) return;
+    if (data[0] !== PacketType.Snapshot || !this.playout || this.slotNo === null) return;
     const now = this.scheduler.now();
     this.m.bytesIn.add(now, data.length);
     this.m.packetsIn.add(now);
     const d = this.decoder.decode(data);
     if (d.kind === 'bad') this.counts.badPackets++;
     if (d.kind !== 'snapshot') return;
+    if (this.nextPlayout) this.restartWithNewHost(this.nextPlayout);
     const { header: h, entities } = d;
     this.m.loss.add(h.packetSeq);
     this.m.snapshots.add(now);
@@ -355,6 +422,7 @@ export class NetClient<I, F extends string> {
     this.buffer.insert(h.tick, entities);
     if (h.tick <= this.newestTick) return; // reordered: good for interpolation, stale for the rest
     this.newestTick = h.tick;
+    this.newest = { tick: h.tick, entities };
     this.playout.onSnapshot(h.tick, now);
     if (h.echo) this.m.rtt.add(since16(now, h.echo.sentAt) - h.echo.holdMs);
     this.counts.lossOut = h.upLoss255 / 255;
@@ -380,5 +448,24 @@ export class NetClient<I, F extends string> {
       this.ticker.update(now, () => undefined); // start the clock now, not from page load
     }
     this.events.emit('snapshot', h.tick);
+  }
+
+  /**
+   * The first snapshot from a new host: its ticks, input sequence and
+   * timing start afresh, so everything keyed to the old host's does too.
+   */
+  private restartWithNewHost(playout: PlayoutClock): void {
+    this.playout = playout;
+    this.nextPlayout = null;
+    this.handedOver = null;
+    this.buffer.clear();
+    this.predictor = this.makePredictor();
+    this.lead = new InputLead();
+    this.newestTick = 0;
+    this.newest = null;
+    this.stickyTotal = 0;
+    this.m.loss = new LossMeter();
+    this.m.jitter = new JitterMeter();
+    this.m.rtt = new RttMeter();
   }
 }

@@ -31,6 +31,11 @@ export class SnapshotBuffer<F extends string> {
     return this.held.length > 0 ? this.held[this.held.length - 1]!.tick : 0;
   }
 
+  /** Forgets every snapshot (a new host's ticks do not follow the old one's). */
+  clear(): void {
+    this.held.length = 0;
+  }
+
   /** Adds a snapshot; late (reordered) ones still fill their place if it is not already past. */
   insert(tick: number, entities: ReadonlyEntityMap<F>): void {
     let i = this.held.length;

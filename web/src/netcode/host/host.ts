@@ -1,5 +1,5 @@
 import { Emitter, type Unsubscribe } from '../../sdk/emitter';
-import { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type NetGame, type NetPlayer } from '../game';
+import { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer } from '../game';
 import { FixedTicker } from '../ticker';
 import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport';
 import { ByteWriter, WireError } from '../wire/bytes';
@@ -48,7 +48,20 @@ export interface NetHostOptions<I, F extends string> {
   scheduler?: Scheduler;
   /** Snapshots kept as delta baselines (default 64, 2 s at 30 Hz); older acks get a full snapshot. */
   historySize?: number;
+  /**
+   * Continue a game whose host went away, from what this tab received as a
+   * client (NetClient.handover()). The tick goes on from the handover's, the
+   * host plays in its old slot, and every other handed-over player keeps
+   * its slot and is in `players` at once, waiting for its link to reopen.
+   * Seed your world from `handover.entities` before start(): playerJoin
+   * then fires for players who are already in it.
+   */
+  handover?: Handover<F>;
+  /** How long a handed-over player may take to reconnect before it is dropped (ms; default 10 s). */
+  handoverGraceMs?: number;
 }
+
+export const DEFAULT_HANDOVER_GRACE_MS = 10_000;
 
 export interface NetHostEvents<F extends string> {
   playerJoin: [player: NetPlayer];
@@ -106,6 +119,7 @@ export class NetHost<I, F extends string> {
   private tickNo = 0;
   private packetSeq = 0;
   private stopTimer: (() => void) | null = null;
+  private graceTimer: (() => void) | null = null;
   private running = false;
 
   constructor(options: NetHostOptions<I, F>) {
@@ -118,7 +132,19 @@ export class NetHost<I, F extends string> {
     // incoming packets while its tab is hidden and timers are throttled.
     this.ticker = new FixedTicker(this.tickRate, Math.ceil(this.tickRate / 2));
     this.validator = options.validation ? new Validator(options.validation.rules) : null;
-    this.local = options.localInput ? { id: options.transport.localId, slot: 0 } : null;
+    const h = options.handover;
+    this.local = options.localInput ? { id: options.transport.localId, slot: h?.slot ?? 0 } : null;
+    if (h) {
+      this.tickNo = h.tick;
+      this.current = quantizeAll(options.game.schema, h.entities);
+      this.previous = this.current;
+      for (const player of h.players) {
+        if (player.id === options.transport.localId || player.id === h.previousHost) continue;
+        const peer = new RemotePeer(player, options.game.input.neutral, this.tickRate);
+        peer.connected = false;
+        this.peers.set(player.id, peer);
+      }
+    }
   }
 
   on<K extends keyof NetHostEvents<F>>(event: K, listener: (...args: NetHostEvents<F>[K]) => void): Unsubscribe {
@@ -130,9 +156,14 @@ export class NetHost<I, F extends string> {
     return this.tickNo;
   }
 
-  /** Everyone playing: the host (if it plays) and each connected client. */
+  /** Everyone playing: the host (if it plays), each connected client and any handed-over player still reconnecting. */
   get players(): NetPlayer[] {
     return [...(this.local ? [this.local] : []), ...[...this.peers.values()].map((p) => p.player)];
+  }
+
+  /** Handed-over players whose link to this host has not opened yet. */
+  get reconnecting(): NetPlayer[] {
+    return [...this.peers.values()].filter((p) => !p.connected).map((p) => p.player);
   }
 
   /**
@@ -149,7 +180,14 @@ export class NetHost<I, F extends string> {
       t.on('message', (id, data, channel) => (channel === 'game' ? this.onGamePacket(id, data) : this.onEventPacket(id, data))),
     );
     if (this.local) this.events.emit('playerJoin', this.local);
+    for (const p of this.peers.values()) this.events.emit('playerJoin', p.player);
     for (const id of t.peers()) this.addPeer(id);
+    if (this.reconnecting.length > 0) {
+      // Someone whose tab closed as the host did never comes back: free its seat.
+      this.graceTimer = this.scheduler.schedule(() => {
+        for (const p of this.reconnecting) this.removePeer(p.id);
+      }, this.o.handoverGraceMs ?? DEFAULT_HANDOVER_GRACE_MS);
+    }
     const pump = (): void => {
       if (!this.running) return;
       this.update();
@@ -170,6 +208,7 @@ export class NetHost<I, F extends string> {
   stop(): void {
     this.running = false;
     this.stopTimer?.();
+    this.graceTimer?.();
     for (const off of this.offs.splice(0)) off();
   }
 
@@ -288,6 +327,7 @@ export class NetHost<I, F extends string> {
     const now = this.scheduler.now();
     const delta = this.o.deltaCompression !== false;
     for (const [id, p] of this.peers) {
+      if (!p.connected) continue;
       const base = delta && p.ackTick > 0 ? this.history.get(p.ackTick) : undefined;
       const w = this.writer;
       w.reset();
@@ -345,7 +385,8 @@ export class NetHost<I, F extends string> {
     if (e.type === 'hello') {
       // The client's game started listening after its channels opened (it
       // mounted later than ours): our welcome may have gone to nobody.
-      if (!this.peers.has(id)) this.addPeer(id);
+      const p = this.peers.get(id);
+      if (!p || !p.connected) this.addPeer(id);
       else this.welcome(id);
       return;
     }
@@ -361,10 +402,21 @@ export class NetHost<I, F extends string> {
   }
 
   private addPeer(id: string): void {
-    if (this.peers.has(id) || this.banned.has(id) || id === this.o.transport.localId || !this.running) return;
+    if (this.banned.has(id) || id === this.o.transport.localId || !this.running) return;
     if (!this.o.transport.peers().includes(id)) return;
+    const known = this.peers.get(id);
+    if (known) {
+      if (known.connected) return;
+      // A handed-over player is back: same slot, same entity.
+      known.connected = true;
+      this.welcome(id);
+      return;
+    }
     const used = new Set([...this.peers.values()].map((p) => p.player.slot));
-    let slot = 1;
+    // Slot 0 is the host's unless a handover gave the host another one.
+    used.add(this.local?.slot ?? 0);
+    if (this.o.handover && !this.local) used.delete(0);
+    let slot = 0;
     while (used.has(slot)) slot++;
     if (slot > 255) return;
     const player: NetPlayer = { id, slot };

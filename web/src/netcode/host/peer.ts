@@ -31,6 +31,12 @@ export class RemotePeer<I> {
   /** The host tick the client was drawing when it sent the input applied last (null before any). */
   viewTick: number | null = null;
   badPackets = 0;
+  /**
+   * False for a player handed over from the previous host whose link to us
+   * has not opened yet: it keeps its slot and its entity, sends nothing and
+   * is sent nothing.
+   */
+  connected = true;
   private minSlack = Infinity;
   private newestPacket: number | null = null;
   private echo: { sentAt: number; receivedAt: number } | null = null;

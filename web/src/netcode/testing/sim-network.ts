@@ -21,7 +21,7 @@ class SimEndpoint implements NetTransport {
   constructor(
     private readonly net: SimNetwork,
     readonly localId: string,
-    readonly hostId: string,
+    public hostId: string,
   ) {}
 
   peers(): readonly string[] {
@@ -60,12 +60,19 @@ class SimEndpoint implements NetTransport {
  */
 export class SimNetwork {
   private readonly endpoints = new Map<string, SimEndpoint>();
+  private host: string;
 
   constructor(
     private readonly clock: SimClock,
-    readonly hostId: string,
+    hostId: string,
   ) {
+    this.host = hostId;
     this.endpoints.set(hostId, new SimEndpoint(this, hostId, hostId));
+  }
+
+  /** The current host (it changes with migrate). */
+  get hostId(): string {
+    return this.host;
   }
 
   hostTransport(): NetTransport {
@@ -89,13 +96,44 @@ export class SimNetwork {
   /** Closes a client's link, as if its tab went away. */
   removeClient(id: string): void {
     const ep = this.endpoints.get(id);
-    const host = this.endpoints.get(this.hostId)!;
-    if (!ep) return;
+    const host = this.endpoints.get(this.hostId);
+    if (!ep || !host) return;
     this.endpoints.delete(id);
     host.open.delete(id);
     ep.open.delete(this.hostId);
     host.events.emit('peerClose', id);
     ep.events.emit('peerClose', this.hostId);
+  }
+
+  /**
+   * The host's tab goes away and the client `newHost` takes over, in the
+   * order the lobby tells it: every link to the old host closes, everyone
+   * hears hostChanged, then each remaining client's link to the new host
+   * opens on the next turn (its offer and the answer).
+   */
+  migrate(newHost: string): void {
+    const old = this.host;
+    if (newHost === old || !this.endpoints.has(newHost)) return;
+    this.endpoints.delete(old);
+    for (const ep of this.endpoints.values()) {
+      if (ep.open.delete(old)) ep.events.emit('peerClose', old);
+    }
+    this.host = newHost;
+    for (const ep of this.endpoints.values()) {
+      ep.hostId = newHost;
+      ep.events.emit('hostChanged', newHost, old);
+    }
+    this.clock.schedule(() => {
+      const next = this.endpoints.get(newHost);
+      if (!next) return;
+      for (const ep of this.endpoints.values()) {
+        if (ep === next) continue;
+        ep.open.add(newHost);
+        next.open.add(ep.localId);
+        next.events.emit('peerOpen', ep.localId);
+        ep.events.emit('peerOpen', newHost);
+      }
+    }, 0);
   }
 
   /** What crossed the wire at this endpoint (after the conditioner's losses, before its delays on the far side). */

@@ -63,7 +63,6 @@ function clampConditions(c: Partial<Conditions>, base: Conditions): Conditions {
  */
 export class ConditionedTransport implements NetTransport {
   readonly localId: string;
-  readonly hostId: string;
   private current: Conditions;
   private readonly random: Random;
   private readonly scheduler: Scheduler;
@@ -81,7 +80,6 @@ export class ConditionedTransport implements NetTransport {
     options: ConditionerOptions = {},
   ) {
     this.localId = inner.localId;
-    this.hostId = inner.hostId;
     this.current = clampConditions(options.conditions ?? {}, NO_CONDITIONS);
     this.random = options.random ?? Math.random;
     this.scheduler = options.scheduler ?? browserScheduler;
@@ -94,7 +92,12 @@ export class ConditionedTransport implements NetTransport {
         this.cancel(peerId);
         this.events.emit('peerClose', peerId);
       }),
+      inner.on('hostChanged', (hostId, previous) => this.events.emit('hostChanged', hostId, previous)),
     ];
+  }
+
+  get hostId(): string {
+    return this.inner.hostId;
   }
 
   get conditions(): Readonly<Conditions> {

@@ -40,4 +40,14 @@ describe('sessionTransport', () => {
     expect(got).toHaveLength(2);
     expect(t.send('p1', new Uint8Array([3]), 'game')).toBe(false);
   });
+
+  it('follows the session to a new host', () => {
+    const { session, events } = fakeSession();
+    const t = sessionTransport(session);
+    const got: string[] = [];
+    t.on('hostChanged', (host, prev) => got.push(`${prev}→${host} (now ${t.hostId})`));
+    (session as unknown as { hostId: string }).hostId = 'p2';
+    events.emit('hostChanged', { host: 'p2', previous: 'p1', role: 'host' });
+    expect(got).toEqual(['p1→p2 (now p2)']);
+  });
 });

@@ -18,11 +18,14 @@ export function sessionTransport(session: RoomSession): NetTransport {
     }),
     session.on('peerOpen', (peerId) => events.emit('peerOpen', peerId)),
     session.on('peerClose', (peerId) => events.emit('peerClose', peerId)),
+    session.on('hostChanged', ({ host, previous }) => events.emit('hostChanged', host, previous)),
   ];
   let disposed = false;
   return {
     localId: session.you,
-    hostId: session.hostId,
+    get hostId() {
+      return session.hostId;
+    },
     peers: () => session.openPeers,
     send: (peerId, data, channel) => !disposed && session.send(peerId, data, channel),
     on: (event, listener) => events.on(event, listener),

@@ -8,6 +8,12 @@ export interface NetTransportEvents {
   /** Both channels to this peer are open. */
   peerOpen: [peerId: string];
   peerClose: [peerId: string];
+  /**
+   * The room has a new host (the old one left a room made with `migrate`):
+   * `hostId` now names it. Links to the old host are gone; a client's link
+   * to the new host opens with peerOpen as usual.
+   */
+  hostChanged: [hostId: string, previousHostId: string];
 }
 
 /**
@@ -18,7 +24,7 @@ export interface NetTransportEvents {
 export interface NetTransport {
   /** This tab's player id. */
   readonly localId: string;
-  /** The host's player id (equal to localId on the host). */
+  /** The host's player id (equal to localId on the host). It changes when the host migrates (hostChanged). */
   readonly hostId: string;
   /** Peers whose channels are open now: clients for the host, the host for a client. */
   peers(): readonly string[];
