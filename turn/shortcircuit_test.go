@@ -133,7 +133,7 @@ func channelData(number uint16, payload string) []byte {
 // unitRegistry is a registry with two hand-made relays a (port 1000, client
 // 127.0.0.1:5000) and b (port 2000, client 127.0.0.1:6000) bound to each
 // other on channels 0x4000 (a) and 0x4001 (b).
-func unitRegistry(t *testing.T) (*registry, *fakeSessions, *relayConn, *relayConn) {
+func unitRegistry(t testing.TB) (*registry, *fakeSessions, *relayConn, *relayConn) {
 	t.Helper()
 	fs := newFakeSessions()
 	fs.join("a", "r1")
