@@ -48,6 +48,32 @@ describe('arena rules', () => {
     expect([score.scoreL, score.scoreR]).toEqual([0, 1]);
     expect(new Map(a.entities()).get(BALL_ID)).toMatchObject({ x: 480, y: 270, vx: 0 });
   });
+
+  it('a new host continues from a handover: ball, score and the remaining players where they were', () => {
+    const a = new Arena();
+    a.join('h', 0);
+    a.join('c1', 1);
+    a.join('c2', 2);
+    Object.assign(a.player('c1')!, { x: 700, y: 111, vx: 30 });
+    Object.assign(a.player('c2')!, { x: 222, y: 333 });
+    Object.assign(a.ball, { x: 400, y: 100, vx: 50, vy: -20 });
+    Object.assign(a.score, { scoreL: 2, scoreR: 5 });
+    const entities = new Map([...a.entities()].map(([id, e]) => [id, schema.copy(e)]));
+    const players = [
+      { id: 'c1', slot: 1 },
+      { id: 'c2', slot: 2 },
+    ];
+    const b = Arena.fromHandover({ tick: 500, entities, players, slot: 1, previousHost: 'h' });
+    const next = new Map(b.entities());
+    expect([...next.keys()].sort((x, y) => x - y)).toEqual([1, 2, BALL_ID, SCORE_ID]); // the old host is gone
+    expect(next.get(1)).toEqual(entities.get(1));
+    expect(next.get(2)).toEqual(entities.get(2));
+    expect(next.get(BALL_ID)).toEqual(entities.get(BALL_ID));
+    expect(next.get(SCORE_ID)).toMatchObject({ scoreL: 2, scoreR: 5 });
+    // NetHost announces handed-over players with playerJoin: they stay put.
+    b.join('c2', 2);
+    expect(b.player('c2')).toMatchObject({ x: 222, y: 333 });
+  });
 });
 
 describe('the arena over a bad network', () => {

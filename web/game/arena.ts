@@ -1,5 +1,5 @@
 // The host's world: players, the ball and the score, stepped once per tick.
-import type { Entity, HostTick } from '../src/netcode';
+import type { Entity, Handover, HostTick } from '../src/netcode';
 import { bounceBallOffPlayer, kickBall, moveBall, movePlayer, separatePlayers, type Goal } from './physics';
 import { ARENA_H, ARENA_W, BALL_ID, Kind, SCORE_ID, schema, teamOf, type ArenaInput, type Field } from './schema';
 
@@ -27,7 +27,27 @@ export class Arena {
     this.resetBall();
   }
 
+  /**
+   * The world a new host continues from when the old one went away: the
+   * ball, the score and every handed-over player where the last snapshot
+   * had them. The old host's player is not in `players`, so it is gone.
+   */
+  static fromHandover(h: Handover<Field>): Arena {
+    const a = new Arena();
+    const ball = h.entities.get(BALL_ID);
+    if (ball) Object.assign(a.ball, ball);
+    const score = h.entities.get(SCORE_ID);
+    if (score) Object.assign(a.score, score);
+    for (const p of h.players) {
+      const e = h.entities.get(p.slot);
+      if (e?.kind === Kind.Player) a.bodies.set(p.id, { slot: p.slot, e: schema.copy(e), cooldown: 0 });
+    }
+    return a;
+  }
+
+  /** A player enters; one already here (handed over from the old host) stays where it is. */
   join(id: string, slot: number): void {
+    if (this.bodies.get(id)?.slot === slot) return;
     const e = schema.blank();
     e.kind = Kind.Player;
     e.team = teamOf(slot);

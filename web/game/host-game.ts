@@ -1,6 +1,7 @@
 // The host tab's side: owns the arena and the authoritative loop.
 import {
   LagCompensator,
+  type Handover,
   NetHost,
   type HostPeerStats,
   type NetTransport,
@@ -16,11 +17,19 @@ const BALL_HISTORY_TICKS = 60 * 30;
 
 export class HostGame {
   readonly net: NetHost<ArenaInput, Field>;
-  readonly arena = new Arena();
+  readonly arena: Arena;
   private readonly lag: LagCompensator<Field>;
   private readonly ballByTick = new Map<number, [number, number]>();
 
-  constructor(transport: NetTransport, readInput: () => ArenaInput, scheduler?: Scheduler, deltaCompression = true) {
+  /** With a handover, the game goes on from the world the old host last sent (host migration). */
+  constructor(
+    transport: NetTransport,
+    readInput: () => ArenaInput,
+    scheduler?: Scheduler,
+    deltaCompression = true,
+    handover?: Handover<Field>,
+  ) {
+    this.arena = handover ? Arena.fromHandover(handover) : new Arena();
     this.lag = new LagCompensator(schema, { tickRate: arenaGame.tickRate ?? 60 });
     this.net = new NetHost<ArenaInput, Field>({
       transport,
@@ -34,6 +43,7 @@ export class HostGame {
         for (const id of moved) this.net.allowTeleport(id);
       },
       capture: () => this.arena.entities(),
+      handover,
       validation: {
         // Collisions can shove a player faster than they run; 60 % slack covers a shove, not a speed hack.
         rules: { maxSpeed: PLAYER_MAX_SPEED, tolerance: 0.6, maxTeleport: 40 },

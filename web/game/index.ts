@@ -3,7 +3,14 @@
 // way any game on hostrelay would be. The lobby calls mountGame when the
 // host presses Start.
 import './game.css';
-import { ConditionedTransport, NO_CONDITIONS, sessionTransport, type Conditions, type Entity } from '../src/netcode';
+import {
+  ConditionedTransport,
+  NO_CONDITIONS,
+  sessionTransport,
+  type Conditions,
+  type Entity,
+  type ReadonlyEntityMap,
+} from '../src/netcode';
 import type { RoomSession } from '../src/sdk';
 import { autopilot } from './autopilot';
 import { ClientGame } from './client-game';
@@ -103,31 +110,55 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   const renderer = new Renderer(canvas);
 
   const nameOf = (id: string): string => session.players.find((p) => p.id === id)?.name ?? id;
-  const host = session.role === 'host' ? new HostGame(transport, readInput) : null;
-  const client = host ? null : new ClientGame(transport, readInput);
+  // A client becomes the host when the old host's tab goes away (rooms made
+  // with migrate): promote() swaps the client game for a host game that
+  // continues from the newest snapshot this tab received.
+  let host: HostGame | null = session.role === 'host' ? new HostGame(transport, readInput) : null;
+  let client: ClientGame | null = host ? null : new ClientGame(transport, readInput);
   const samples: [number, number, number][] = [];
   let ended: string | null = null;
+  let promoted = false;
+  const promote = (): void => {
+    if (!client || host) return;
+    const handover = client.net.handover() ?? undefined;
+    client.stop();
+    client = null;
+    host = new HostGame(transport, readInput, undefined, true, handover);
+    promoted = true;
+    samples.length = 0;
+    host.start();
+    setStatus();
+  };
+  const offHost = client?.net.on('hostChanged', (id) => {
+    if (id === transport.localId) promote();
+  });
 
   const names = (): Map<number, string> => {
     const players = host ? host.net.players : (client?.net.players ?? []);
     return new Map(players.map((p) => [p.slot, nameOf(p.id)]));
   };
   const setStatus = (): void => {
-    const slot = host ? 0 : client?.net.slot;
+    const slot = host ? (host.net.players.find((p) => p.id === transport.localId)?.slot ?? 0) : client?.net.slot;
     const team = slot === null || slot === undefined ? '' : `You play for ${teamName(teamOf(slot))}. `;
     const kicked = client?.net.kicked;
-    status.textContent = ended ?? (kicked ? `Kicked by the host: ${kicked}` : slot === null ? 'Connecting to the host…' : team);
+    const lead = promoted ? 'The host left: you host the game now. ' : '';
+    status.textContent =
+      ended ?? (kicked ? `Kicked by the host: ${kicked}` : slot === null ? 'Connecting to the host…' : lead + team);
   };
 
   let frame = 0;
+  let drawn: ReadonlyEntityMap<Field> = new Map();
   const draw = (): void => {
     if (host) {
       const entities = host.view();
-      me = entities.get(0) ?? null;
+      const localId = host.net.players.find((p) => p.id === transport.localId)?.slot ?? 0;
+      me = entities.get(localId) ?? null;
       ball = entities.get(BALL_ID) ?? null;
-      renderer.draw({ entities, localId: 0, names: names() });
+      drawn = entities;
+      renderer.draw({ entities, localId, names: names() });
     } else if (client) {
       const v = client.view();
+      drawn = v.entities;
       me = v.local;
       ball = v.entities.get(BALL_ID) ?? null;
       if (ball) {
@@ -159,8 +190,20 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   });
 
   const hooks: HostrelayGameHooks = {
-    role: host ? 'host' : 'client',
-    ready: () => (host ? host.net.players.length > 1 : !!client && client.net.slot !== null && me !== null && ball !== null),
+    get role() {
+      return host ? 'host' : 'client';
+    },
+    ready: () =>
+      host
+        ? host.net.players.length - host.net.reconnecting.length > 1
+        : !!client && client.net.synced && me !== null && ball !== null,
+    hostId: () => transport.hostId,
+    promoted: () => promoted,
+    entities: () => [...drawn].map(([id, e]) => [id, { ...e }]),
+    placeBall: (x, y, vx, vy) => {
+      if (host) Object.assign(host.arena.ball, { x, y, vx, vy });
+      return host !== null;
+    },
     tick: () => (host ? host.net.tick : (samples[samples.length - 1]?.[0] ?? 0)),
     ballHistory: () => host?.ballHistory() ?? [],
     ballSamples: () => (host ? (ball ? [[host.net.tick, ball.x, ball.y]] : []) : [...samples]),
@@ -188,6 +231,7 @@ export function mountGame(opts: MountGameOptions): GameHandle {
       cancelAnimationFrame(frame);
       clearInterval(statsTimer);
       offClosed();
+      offHost?.();
       host?.stop();
       client?.stop();
       transport.dispose();

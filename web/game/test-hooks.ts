@@ -1,11 +1,24 @@
 // window.hostrelayGame: what the game shows, for tests and for curious
 // developers in the console. Read-only views plus the two debug switches.
-import type { ClientStats, ConditionerStats, Conditions, HostPeerStats } from '../src/netcode';
+import type { ClientStats, ConditionerStats, Conditions, Entity, HostPeerStats } from '../src/netcode';
+import type { Field } from './schema';
 
 export interface HostrelayGameHooks {
-  role: 'host' | 'client';
-  /** Host: a client is connected. Client: the host's world is on screen and our player is predicted. */
+  /** Changes from 'client' to 'host' when this tab takes over a game whose host left. */
+  readonly role: 'host' | 'client';
+  /**
+   * Host: a client is connected (not just handed over and still reconnecting).
+   * Client: the current host has welcomed us and sent a snapshot, and its world is on screen.
+   */
   ready(): boolean;
+  /** The player id of the host this game follows. */
+  hostId(): string;
+  /** This tab became the host during the game (host migration). */
+  promoted(): boolean;
+  /** Every entity as drawn in the last frame: players by slot, the ball (1000), the score (1001). */
+  entities(): [number, Entity<Field>][];
+  /** Host only (false elsewhere): puts the ball somewhere with some velocity, to stage a goal. */
+  placeBall(x: number, y: number, vx: number, vy: number): boolean;
   /** Host: the last tick run. Client: the (fractional) host tick on screen. */
   tick(): number;
   /** Host: the ball after each recent tick, [tick, x, y]. Client: empty. */
