@@ -37,6 +37,7 @@ export const ui = {
   maxPlayersError: el('max-players-error', HTMLParagraphElement),
   roomMode: el('room-mode', HTMLSelectElement),
   roomPublic: el('room-public', HTMLInputElement),
+  roomMigrate: el('room-migrate', HTMLInputElement),
   roomPassword: el('room-password', HTMLInputElement),
   roomPasswordError: el('room-password-error', HTMLParagraphElement),
   createButton: el('create-button', HTMLButtonElement),

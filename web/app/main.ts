@@ -20,7 +20,11 @@ const store = new Store(initialState(sharePath === undefined ? 'lobby' : 'name',
 const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, savedName(), {
   device: deviceId(),
 });
-const { hooks, attach } = installTestHooks(pageStart, () => link.simulateDrop());
+const { hooks, attach } = installTestHooks(pageStart, {
+  dropConnection: () => link.simulateDrop(),
+  cutConnection: (ms) => link.simulateOutage(ms),
+  session: () => link.session,
+});
 const rooms = new RoomController(store, hooks, attach);
 let directory: RoomDirectory | null = null;
 

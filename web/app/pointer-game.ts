@@ -7,6 +7,24 @@ export interface PointerGameHandle extends GameHandle {
 }
 
 export function mountGame({ session, container }: MountGameOptions): PointerGameHandle {
+  let demo = mountDemo(session, container);
+  // The demo has no state worth handing over: after a host change it simply
+  // starts again in this tab's new role.
+  const off = session.on('hostChanged', () => {
+    demo.stop();
+    demo = mountDemo(session, container);
+  });
+  return {
+    stats: () => demo.stats,
+    dispose() {
+      off();
+      demo.stop();
+      container.replaceChildren();
+    },
+  };
+}
+
+function mountDemo(session: MountGameOptions['session'], container: HTMLElement): PointerDemo {
   const help = document.createElement('p');
   help.className = 'hint';
   help.id = 'demo-help';
@@ -22,12 +40,5 @@ export function mountGame({ session, container }: MountGameOptions): PointerGame
   canvas.setAttribute('aria-label', 'Pointer demo');
   container.replaceChildren(help, canvas);
   const nameOf = (id: string): string => session.players.find((p) => p.id === id)?.name ?? id;
-  const demo = new PointerDemo(canvas, session, nameOf);
-  return {
-    stats: () => demo.stats,
-    dispose() {
-      demo.stop();
-      container.replaceChildren();
-    },
-  };
+  return new PointerDemo(canvas, session, nameOf);
 }

@@ -17,7 +17,8 @@ import { armKick, kickArmed } from './room-view';
 import { MAX_CHAT_LINES, type HostrelayTestHooks, type PlayerView, type Store } from './state';
 import { TestTraffic } from './test-traffic';
 
-type Attach = (live: Pick<HostrelayTestHooks, 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes'> | null) => void;
+type Attach = (live: Pick<HostrelayTestHooks, LiveHook> | null) => void;
+type LiveHook = 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes' | 'iceRefreshes' | 'iceRestarts' | 'peerOpens';
 
 /** One room from join to close: its session, its listeners, the game once started. */
 interface ActiveRoom {
@@ -39,8 +40,10 @@ function rttOf(game: GameHandle | null): number | null {
 
 /**
  * Everything the page does inside a room: players with ready and ping, kick,
- * start, chat, the share link and QR code, the game, and rejoining after the
- * lobby connection drops (a client only: a host's room closes with it).
+ * start, chat, the share link and QR code, the game, following a host
+ * change, and rejoining after the lobby session is lost (a client; or a
+ * host whose room migrates, which comes back as a client: its seat and its
+ * host role went to someone else).
  */
 export class RoomController {
   private active: ActiveRoom | null = null;
@@ -103,8 +106,9 @@ export class RoomController {
       timer: 0,
     };
     this.active = room;
-    this.rejoin = session.role === 'client' ? { code: session.room.code, password } : null;
+    this.rejoin = session.role === 'client' || session.room.migrate ? { code: session.room.code, password } : null;
     const refresh = (): void => this.store.update({ players: this.views(room) });
+    let peerOpens = 0;
 
     room.offs.push(
       session.on('playerJoined', (p) => {
@@ -116,8 +120,14 @@ export class RoomController {
         refresh();
       }),
       session.on('peerOpen', () => {
+        peerOpens++;
         this.hooks.marks.channelOpen ??= performance.now();
         this.store.update({ openPeers: session.openPeers });
+      }),
+      // The host marker moves; a promoted player gets the host's controls (kick, start).
+      session.on('hostChanged', ({ role }) => {
+        this.hooks.marks.hostChanged = performance.now();
+        this.store.update({ role, room: session.room, players: this.views(room), openPeers: session.openPeers });
       }),
       session.on('peerClose', () => this.store.update({ openPeers: session.openPeers })),
       session.on('error', (err: PeerError | LobbyError) =>
@@ -128,7 +138,7 @@ export class RoomController {
         room.latest.set(p.id, p);
         refresh();
       }),
-      client.on('roomUpdated', (info) => this.store.update({ room: info })),
+      client.on('roomUpdated', (info) => this.store.update({ room: info, role: session.role })),
       client.on('gameStarted', () => this.startGame(room)),
       client.on('chatMessage', (m) => this.store.update({ chat: [...this.store.state.chat, m].slice(-MAX_CHAT_LINES) })),
     );
@@ -144,6 +154,9 @@ export class RoomController {
       receivedCount: () => room.traffic.testsReceived,
       selectedCandidatePairTypes: async () =>
         (await session.selectedCandidatePairs()).map(({ local, remote }) => ({ local, remote })),
+      iceRefreshes: () => session.iceRefreshes,
+      iceRestarts: () => session.iceRestarts,
+      peerOpens: () => peerOpens,
     });
 
     const link = `${location.origin}/r/${session.room.code}`;

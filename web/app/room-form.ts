@@ -54,5 +54,6 @@ export function checkRoomForm(playerName: string): CreateRoomOptions | null {
     public: ui.roomPublic.checked,
     password: password || undefined,
     mode: ui.roomMode.value,
+    migrate: ui.roomMigrate.checked,
   };
 }

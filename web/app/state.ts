@@ -56,6 +56,8 @@ export interface HostrelayMarks {
   joinStart: number | null;
   /** When the first data channel to a peer opened. */
   channelOpen: number | null;
+  /** When the room last got a new host. */
+  hostChanged: number | null;
 }
 
 export interface HostrelayTestHooks {
@@ -67,6 +69,20 @@ export interface HostrelayTestHooks {
   selectedCandidatePairTypes(): Promise<{ local: string; remote: string }[]>;
   /** Ends the lobby session as if the server had lost it: the page reconnects with a new session. */
   dropConnection(): void;
+  /**
+   * Cuts the lobby connection as a network outage would (close code 4000,
+   * not a clean leave) and refuses to reconnect for `ms`: the seat is held
+   * and the page resumes it once the "network" is back.
+   */
+  cutConnection(ms: number): void;
+  /** The lobby session id (the same after a resume, new after a fresh reconnect). */
+  session(): string;
+  /** TURN credential refreshes the room session has applied. */
+  iceRefreshes(): number;
+  /** ICE restarts per peer connection (a client offers one per refresh). */
+  iceRestarts(): { peerId: string; restarts: number }[];
+  /** Peer connections whose channels opened in this room (a refresh must not add any). */
+  peerOpens(): number;
   marks: HostrelayMarks;
 }
 
