@@ -19,14 +19,14 @@ export interface Harness {
   player(label: string, opts?: { name?: string; viewport?: { width: number; height: number } }): Promise<Page>;
 }
 
-export function useHarness(file: string): Harness {
+export function useHarness(file: string, opts: { serverArgs?: readonly string[] } = {}): Harness {
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let contexts: BrowserContext[] = [];
   let pages: { label: string; page: Page; log: string[] }[] = [];
 
   beforeAll(async () => {
-    server = await startServer(serverBinary());
+    server = await startServer(serverBinary(), opts.serverArgs);
     browser = await launchBrowser();
   });
 
@@ -91,7 +91,7 @@ export async function until<A extends number | string | null>(
 export async function hostRoom(
   page: Page,
   base: string,
-  room: { name: string; max?: number; public?: boolean; password?: string; mode?: string; player?: string },
+  room: { name: string; max?: number; public?: boolean; password?: string; mode?: string; player?: string; migrate?: boolean },
 ): Promise<string> {
   await page.goto(`${base}/`);
   await until(page, () => window.hostrelay?.connection === 'online', null);
@@ -100,6 +100,7 @@ export async function hostRoom(
   await page.fill('#max-players', String(room.max ?? 8));
   if (room.mode) await page.selectOption('#room-mode', room.mode);
   await page.setChecked('#room-public', room.public ?? true);
+  if (room.migrate !== undefined) await page.setChecked('#room-migrate', room.migrate);
   if (room.password) await page.fill('#room-password', room.password);
   await page.click('#create-button');
   await until(page, () => window.hostrelay.phase === 'room', null);

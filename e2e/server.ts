@@ -21,8 +21,8 @@ export function serverBinary(): string {
   return bin;
 }
 
-/** Starts the server and resolves once it logs "listening" with its addresses. */
-export function startServer(bin: string): Promise<RunningServer> {
+/** Starts the server and resolves once it logs "listening" with its addresses; `extraArgs` add flags (e.g. -turn-ttl). */
+export function startServer(bin: string, extraArgs: readonly string[] = []): Promise<RunningServer> {
   const args = [
     '-http', '127.0.0.1:0',
     '-turn-udp', '127.0.0.1:0',
@@ -30,6 +30,7 @@ export function startServer(bin: string): Promise<RunningServer> {
     '-public-ip', '127.0.0.1',
     '-log-format', 'json',
     '-log-level', 'debug',
+    ...extraArgs,
   ];
   const proc = spawn(bin, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: string[] = [];
