@@ -10,7 +10,14 @@ export {
 } from './lobby-client';
 export { RoomDirectory, type RoomDirectoryEvents } from './room-directory';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect';
-export { RoomSession, type PeerPairTypes, type Role, type RoomSessionEvents, type RoomSessionOptions } from './room-session';
+export {
+  RoomSession,
+  type PeerIceState,
+  type PeerPairTypes,
+  type Role,
+  type RoomSessionEvents,
+  type RoomSessionOptions,
+} from './room-session';
 export { DEFAULT_CONNECT_TIMEOUT_MS, PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link';
 export { channelConfig, DEFAULT_MAX_BUFFERED_GAME, type ChannelName } from './channels';
 export { Emitter, type EventMap, type Unsubscribe } from './emitter';
@@ -24,7 +31,7 @@ export {
   type PeerErrorCodeName,
 } from './errors';
 export { webSocketTransport, type Transport, type TransportFactory, type TransportHandlers } from './transport';
-export type { CandidatePairTypes } from './stats';
+export type { CandidatePairTypes, SelectedPair } from './stats';
 export type {
   ChatMessage,
   GameStarted,

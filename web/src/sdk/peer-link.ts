@@ -3,7 +3,7 @@ import { DEFAULT_MAX_BUFFERED_GAME, openChannels, type ChannelName } from './cha
 import { Emitter, type Unsubscribe } from './emitter';
 import { LobbyError, PeerError, PeerErrorCode, type PeerErrorCodeName } from './errors';
 import type { OutgoingSignal } from './lobby-client';
-import { selectedCandidatePair, type CandidatePairTypes } from './stats';
+import { iceUfrag, selectedCandidatePair, type SelectedPair } from './stats';
 
 /** What can go over a data channel. */
 export type ChannelData = string | ArrayBuffer | ArrayBufferView<ArrayBuffer>;
@@ -174,8 +174,13 @@ export class PeerLink {
     return true;
   }
 
-  selectedCandidatePair(): Promise<CandidatePairTypes | null> {
+  selectedCandidatePair(): Promise<SelectedPair | null> {
     return selectedCandidatePair(this.pc);
+  }
+
+  /** Our current ICE username fragment: it changes with each ICE restart. */
+  get localUfrag(): string | null {
+    return iceUfrag(this.pc.localDescription?.sdp);
   }
 
   /** Closes the connection and both channels. Idempotent. */

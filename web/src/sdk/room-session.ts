@@ -4,7 +4,7 @@ import { Emitter, type Unsubscribe } from './emitter';
 import type { LobbyError, PeerError } from './errors';
 import type { CreateRoomOptions, LobbyClient } from './lobby-client';
 import { PeerLink, type ChannelData } from './peer-link';
-import type { CandidatePairTypes } from './stats';
+import type { SelectedPair } from './stats';
 
 export type Role = 'host' | 'client';
 
@@ -43,8 +43,19 @@ export interface RoomSessionEvents {
   closed: [reason: string];
 }
 
-export interface PeerPairTypes extends CandidatePairTypes {
+export interface PeerPairTypes extends SelectedPair {
   peerId: string;
+}
+
+/** Where a peer connection's ICE stands after credential refreshes. */
+export interface PeerIceState {
+  peerId: string;
+  /** ICE restarts offered (client) or answered (host) on this connection. */
+  restarts: number;
+  /** The current ICE username fragment of this end. */
+  ufrag: string | null;
+  /** The username fragment of the selected pair's local candidate: equal to `ufrag` once a restart has completed. */
+  selectedUfrag: string | null;
 }
 
 /**
@@ -129,9 +140,19 @@ export class RoomSession {
     return this.refreshes;
   }
 
-  /** ICE restarts each open peer has gone through (a client offers one per refresh). */
+  /** ICE restarts each peer has gone through (a client offers one per refresh). */
   get iceRestarts(): { peerId: string; restarts: number }[] {
     return [...this.peers.values()].map((p) => ({ peerId: p.peerId, restarts: p.iceRestarts }));
+  }
+
+  /** Each peer's ICE session now and the one its traffic uses (from getStats). */
+  async iceStates(): Promise<PeerIceState[]> {
+    const out: PeerIceState[] = [];
+    for (const p of this.peers.values()) {
+      const pair = await p.selectedCandidatePair();
+      out.push({ peerId: p.peerId, restarts: p.iceRestarts, ufrag: p.localUfrag, selectedUfrag: pair?.localUfrag ?? null });
+    }
+    return out;
   }
 
   /** Everyone in the room, oldest first, this tab included. */
