@@ -18,7 +18,7 @@ import { MAX_CHAT_LINES, type HostrelayTestHooks, type PlayerView, type Store } 
 import { TestTraffic } from './test-traffic';
 
 type Attach = (live: Pick<HostrelayTestHooks, LiveHook> | null) => void;
-type LiveHook = 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes' | 'iceRefreshes' | 'iceRestarts' | 'peerOpens';
+type LiveHook = 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes' | 'iceRefreshes' | 'iceStates' | 'peerOpens';
 
 /** One room from join to close: its session, its listeners, the game once started. */
 interface ActiveRoom {
@@ -155,7 +155,7 @@ export class RoomController {
       selectedCandidatePairTypes: async () =>
         (await session.selectedCandidatePairs()).map(({ local, remote }) => ({ local, remote })),
       iceRefreshes: () => session.iceRefreshes,
-      iceRestarts: () => session.iceRestarts,
+      iceStates: () => session.iceStates(),
       peerOpens: () => peerOpens,
     });
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, RoomInfo, RoomSummary } from '../src/sdk';
+import type { ChatMessage, PeerIceState, RoomInfo, RoomSummary } from '../src/sdk';
 import type { LinkStatus } from './connection';
 
 // The app's observable state. It is also published on window.hostrelay so
@@ -79,8 +79,8 @@ export interface HostrelayTestHooks {
   session(): string;
   /** TURN credential refreshes the room session has applied. */
   iceRefreshes(): number;
-  /** ICE restarts per peer connection (a client offers one per refresh). */
-  iceRestarts(): { peerId: string; restarts: number }[];
+  /** Per peer connection: ICE restarts, the current ICE ufrag and the one of the pair in use (equal once a restart completed). */
+  iceStates(): Promise<PeerIceState[]>;
   /** Peer connections whose channels opened in this room (a refresh must not add any). */
   peerOpens(): number;
   marks: HostrelayMarks;

@@ -1,6 +1,6 @@
 import type { HostrelayTestHooks } from './state';
 
-type Live = Pick<HostrelayTestHooks, 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes' | 'iceRefreshes' | 'iceRestarts' | 'peerOpens'>;
+type Live = Pick<HostrelayTestHooks, 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes' | 'iceRefreshes' | 'iceStates' | 'peerOpens'>;
 
 /** What the page's lobby link does for the hooks. */
 export interface LinkHooks {
@@ -20,7 +20,7 @@ export function installTestHooks(pageStart: number, link: LinkHooks): { hooks: H
     receivedCount: () => live?.receivedCount() ?? 0,
     selectedCandidatePairTypes: async () => (live ? live.selectedCandidatePairTypes() : []),
     iceRefreshes: () => live?.iceRefreshes() ?? 0,
-    iceRestarts: () => live?.iceRestarts() ?? [],
+    iceStates: async () => (live ? live.iceStates() : []),
     peerOpens: () => live?.peerOpens() ?? 0,
     dropConnection: () => link.dropConnection(),
     cutConnection: (ms) => link.cutConnection(ms),
