@@ -73,6 +73,15 @@ type Config struct {
 	// default 10. Chrome makes one allocation per peer connection per TURN
 	// URL, and a closed page keeps its allocations for up to 10 minutes.
 	MaxAllocationsPerSession int
+	// MaxBandwidth is the relayed payload, in bytes per second, that one
+	// allocation's client may send through it; packets beyond it are dropped
+	// and counted (Stats.DroppedBandwidth). Default DefaultMaxBandwidth
+	// (1 MiB/s); NoBandwidthLimit turns the limit off.
+	MaxBandwidth int64
+	// BandwidthBurst is how many bytes an allocation may send at once after
+	// a quiet spell, above MaxBandwidth; default a quarter second at
+	// MaxBandwidth. At least 1600 (one full-size packet), at most 1 GiB.
+	BandwidthBurst int64
 	// Sessions answers which sessions are live and which room they are in;
 	// required.
 	Sessions Sessions
@@ -116,6 +125,12 @@ func (c Config) withDefaults() Config {
 	if c.MaxAllocationsPerSession == 0 {
 		c.MaxAllocationsPerSession = DefaultMaxAllocationsPerSession
 	}
+	if c.MaxBandwidth == 0 {
+		c.MaxBandwidth = DefaultMaxBandwidth
+	}
+	if c.BandwidthBurst == 0 && c.MaxBandwidth > 0 {
+		c.BandwidthBurst = max(c.MaxBandwidth/defaultBurstDivisor, minBandwidthBurst)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -150,6 +165,11 @@ func (c Config) validate() error {
 		return ErrQuota
 	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
 		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)
+	case c.MaxBandwidth != NoBandwidthLimit && (c.MaxBandwidth < 1 || c.MaxBandwidth > maxBandwidth):
+		return fmt.Errorf("%w: MaxBandwidth %d", ErrBandwidth, c.MaxBandwidth)
+	case c.MaxBandwidth != NoBandwidthLimit &&
+		(c.BandwidthBurst < minBandwidthBurst || c.BandwidthBurst > maxBandwidthBurst):
+		return fmt.Errorf("%w: BandwidthBurst %d", ErrBandwidth, c.BandwidthBurst)
 	}
 	for _, addr := range []string{c.UDPAddr, c.TCPAddr} {
 		if addr == "" {

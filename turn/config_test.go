@@ -33,6 +33,11 @@ func TestConfigValidation(t *testing.T) {
 		{"long realm", func(c *Config) { c.Realm = strings.Repeat("r", 128) }, ErrRealm},
 		{"negative udp listeners", func(c *Config) { c.UDPListeners = -1 }, ErrUDPListeners},
 		{"too many udp listeners", func(c *Config) { c.UDPListeners = 257 }, ErrUDPListeners},
+		{"negative bandwidth", func(c *Config) { c.MaxBandwidth = -2 }, ErrBandwidth},
+		{"bandwidth over 1 TiB/s", func(c *Config) { c.MaxBandwidth = 1<<40 + 1 }, ErrBandwidth},
+		{"burst under a packet", func(c *Config) { c.BandwidthBurst = packetCap - 1 }, ErrBandwidth},
+		{"negative burst", func(c *Config) { c.BandwidthBurst = -1 }, ErrBandwidth},
+		{"burst over 1 GiB", func(c *Config) { c.BandwidthBurst = 1<<30 + 1 }, ErrBandwidth},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -62,9 +67,16 @@ func TestConfigDefaults(t *testing.T) {
 	if !c.RelayBindIP.Equal(net.IPv4(127, 0, 0, 1)) {
 		t.Fatalf("loopback PublicIP: RelayBindIP = %s, want 127.0.0.1", c.RelayBindIP)
 	}
+	if c.MaxBandwidth != DefaultMaxBandwidth || c.BandwidthBurst != DefaultMaxBandwidth/4 {
+		t.Fatalf("bandwidth %d burst %d, want %d and a quarter of it", c.MaxBandwidth, c.BandwidthBurst, DefaultMaxBandwidth)
+	}
 	c = Config{PublicIP: net.IPv4(203, 0, 113, 7)}.withDefaults()
 	if !c.RelayBindIP.Equal(net.IPv4zero) {
 		t.Fatalf("public PublicIP: RelayBindIP = %s, want 0.0.0.0", c.RelayBindIP)
+	}
+	// A low rate still gets a burst of at least one full-size packet.
+	if c = (Config{MaxBandwidth: 1000}).withDefaults(); c.BandwidthBurst != packetCap {
+		t.Fatalf("burst at 1000 B/s = %d, want %d", c.BandwidthBurst, packetCap)
 	}
 }
 

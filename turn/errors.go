@@ -22,6 +22,9 @@ var (
 	ErrQuota = errors.New("turn: MaxAllocationsPerSession must not be negative")
 	// ErrUDPListeners means UDPListeners is out of range (1..256).
 	ErrUDPListeners = errors.New("turn: UDPListeners must be between 1 and 256")
+	// ErrBandwidth means MaxBandwidth is neither NoBandwidthLimit nor
+	// 1 byte/s..1 TiB/s, or BandwidthBurst is outside 1600 bytes..1 GiB.
+	ErrBandwidth = errors.New("turn: MaxBandwidth must be 1 byte/s..1 TiB/s or NoBandwidthLimit, BandwidthBurst 1600 bytes..1 GiB")
 	// ErrRealm means Realm is too long for a STUN REALM attribute.
 	ErrRealm = errors.New("turn: Realm must be at most 127 characters")
 )

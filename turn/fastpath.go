@@ -60,8 +60,8 @@ type channelBinding struct {
 
 // forward handles ChannelData b from client src if the fast path can: it
 // rewrites b in place for the receiving client and returns where to send
-// b[:n] (n = 0: delivered in memory, nothing to send). ok=false leaves the
-// packet to pion.
+// b[:n] (n = 0: delivered in memory or dropped over the sender's bandwidth,
+// nothing to send). ok=false leaves the packet to pion.
 func (r *registry) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n int, ok bool) {
 	number := binary.BigEndian.Uint16(b[0:2])
 	length := int(binary.BigEndian.Uint16(b[2:4]))
@@ -96,6 +96,9 @@ func (r *registry) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n i
 
 	if !r.sameRoom(from, self, peer, other) {
 		return to, 0, false
+	}
+	if !r.admit(from, length) {
+		return to, 0, true // dropped here: pion would charge it again
 	}
 	if !hasBack || !udp {
 		// pion sends it to B's client (as a Data indication, or over TCP).

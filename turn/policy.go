@@ -38,6 +38,11 @@ type registry struct {
 	droppedFull   atomic.Uint64 // allowed packets dropped because the peer's inbox was full
 	lastDropLog   atomic.Int64  // unix nanoseconds of the last drop logged
 
+	// bw is the per-allocation bandwidth limit; read-only after newRegistry.
+	bw                    bandwidthPolicy
+	droppedBandwidth      atomic.Uint64
+	droppedBandwidthBytes atomic.Uint64
+
 	mu         sync.RWMutex
 	closed     bool
 	pending    map[uint16]*relayConn         // sockets whose allocation is not created yet
@@ -72,6 +77,7 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		sessions:      cfg.Sessions,
 		log:           log,
 		maxPerSession: cfg.MaxAllocationsPerSession,
+		bw:            newBandwidthPolicy(cfg.MaxBandwidth, cfg.BandwidthBurst),
 		public:        public,
 		local:         local,
 		pending:       make(map[uint16]*relayConn),
@@ -162,24 +168,21 @@ func (r *registry) outbound(from *relayConn, dst net.Addr) (*relayConn, bool) {
 	return peer, true
 }
 
-// inbound maps the source of a packet read from a relay socket to the
-// address pion expects (the sender's advertised relay address), or nil if
-// the source is not one of our relay sockets. Writers were already checked by
+// inbound maps the source of a packet read from a relay socket to the relay
+// socket that sent it (whose advertised address pion expects as the source),
+// or nil if the source is not one of our relay sockets. Writers were already checked by
 // outbound; this keeps out everything else that can reach the port: scanners,
 // other local services, spoofers. It also spares pion's per-packet
 // "No Permission" log line for such traffic.
-func (r *registry) inbound(src netip.AddrPort) net.Addr {
+func (r *registry) inbound(src netip.AddrPort) *relayConn {
 	if src.Addr().Unmap() != r.local {
 		return nil
 	}
 	r.mu.RLock()
 	peer := r.relays[src.Port()]
 	r.mu.RUnlock()
-	if peer == nil {
-		return nil
-	}
 
-	return peer.public
+	return peer
 }
 
 // noteDroppedWrite counts a refused packet and logs at most one per second.

@@ -45,6 +45,8 @@ type relayConn struct {
 	deadline atomic.Int64
 	// rooms caches the room of session when Sessions reports room changes.
 	rooms roomCache
+	// bw is this allocation's bandwidth budget, charged for what its client sends.
+	bw bandwidthLimit
 }
 
 // aLongTimeAgo is a read deadline that makes a blocked read return at once.
@@ -83,10 +85,17 @@ func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 
 			continue
 		}
-		if from := c.reg.inbound(src); from != nil {
-			return n, from, nil
+		from := c.reg.inbound(src)
+		if from == nil {
+			c.reg.droppedReads.Add(1)
+
+			continue
 		}
-		c.reg.droppedReads.Add(1)
+		// Our relays hand packets over in memory, so none should come this
+		// way; if one does, it is charged to its sender all the same.
+		if c.reg.admit(from, n) {
+			return n, from.public, nil
+		}
 	}
 }
 
@@ -120,12 +129,16 @@ func isTimeout(err error) bool {
 // WriteTo relays p to dst if dst is a live relay address in the same room,
 // and otherwise drops it while reporting success: the sender learns nothing
 // about what lies behind the relay. The packet never touches the kernel: it
-// goes straight to the destination allocation's inbox.
+// goes straight to the destination allocation's inbox, unless it is over this
+// allocation's bandwidth, which also drops it silently.
 func (c *relayConn) WriteTo(p []byte, dst net.Addr) (int, error) {
 	peer, ok := c.reg.outbound(c, dst)
 	if !ok {
 		c.reg.noteDroppedWrite(c, dst)
 
+		return len(p), nil
+	}
+	if !c.reg.admit(c, len(p)) {
 		return len(p), nil
 	}
 	if !peer.deliver(p, c.public) {

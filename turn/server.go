@@ -46,6 +46,11 @@ type Stats struct {
 	// DroppedOverflow counts packets the policy allowed but the receiving
 	// allocation's queue (inboxMax packets) had no room for.
 	DroppedOverflow uint64
+	// DroppedBandwidth counts packets dropped because their sender's
+	// allocation was over its bandwidth (Config.MaxBandwidth), and
+	// DroppedBandwidthBytes their payload bytes.
+	DroppedBandwidth      uint64
+	DroppedBandwidthBytes uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -115,7 +120,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopCtx = stop
 	s.stopMu.Unlock()
 	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(udp), "tcp", addrString(s.TCPAddr()),
-		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm)
+		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
+		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst)
 
 	return s, nil
 }
@@ -143,10 +149,12 @@ func (s *Server) TCPAddr() *net.TCPAddr {
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
 	return Stats{
-		Allocations:     s.reg.allocationCount(),
-		DroppedWrites:   s.reg.droppedWrites.Load(),
-		DroppedReads:    s.reg.droppedReads.Load(),
-		DroppedOverflow: s.reg.droppedFull.Load(),
+		Allocations:           s.reg.allocationCount(),
+		DroppedWrites:         s.reg.droppedWrites.Load(),
+		DroppedReads:          s.reg.droppedReads.Load(),
+		DroppedOverflow:       s.reg.droppedFull.Load(),
+		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
+		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
 	}
 }
 
