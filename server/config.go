@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"net"
 	"net/netip"
+	"strconv"
 	"strings"
 	"time"
 
@@ -39,6 +41,12 @@ type Config struct {
 	MaxConnsPerIP  int
 	JoinsPerMinute int
 
+	// TURNMaxBandwidth is the relayed bytes per second one TURN allocation
+	// may send (0: unlimited); TURNBandwidthBurst the bytes it may send at
+	// once above that (0: a quarter second at TURNMaxBandwidth).
+	TURNMaxBandwidth   byteSize
+	TURNBandwidthBurst byteSize
+
 	// secretGenerated records that TURNSecret was made up at start, so Run
 	// can say so (without printing it).
 	secretGenerated bool
@@ -63,6 +71,8 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		SeatGrace:      20 * time.Second,
 		MaxConnsPerIP:  32,
 		JoinsPerMinute: 30,
+
+		TURNMaxBandwidth: turn.DefaultMaxBandwidth, // 1 MiB/s: see turn.DefaultMaxBandwidth for why
 	}
 	fs := flag.NewFlagSet("hostrelay", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -82,6 +92,10 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.DurationVar(&cfg.TURNTTL, "turn-ttl", cfg.TURNTTL, "lifetime of issued TURN credentials")
 	fs.IntVar(&cfg.TURNMaxAllocs, "turn-max-allocations", cfg.TURNMaxAllocs,
 		"live TURN allocations per lobby session (a browser uses 2 per peer connection)")
+	fs.Var(&cfg.TURNMaxBandwidth, "turn-max-bandwidth",
+		"relayed bytes per second per TURN allocation, e.g. 1048576 or 1MiB; packets over it are dropped (0: unlimited)")
+	fs.Var(&cfg.TURNBandwidthBurst, "turn-bandwidth-burst",
+		"bytes a TURN allocation may send at once above -turn-max-bandwidth (default: a quarter second at that rate)")
 	fs.Func("allowed-origins", "comma-separated extra origins (host patterns) allowed to open /ws", func(s string) error {
 		cfg.AllowedOrigins = splitList(s)
 		return nil
@@ -173,6 +187,16 @@ func (c Config) validate() error {
 	if c.TURNMaxAllocs < 2 {
 		errs = append(errs, fmt.Errorf("-turn-max-allocations %d: must be at least 2", c.TURNMaxAllocs))
 	}
+	// Below 16 KiB/s even a WebRTC handshake struggles: it is almost surely a
+	// unit mistake (kbit/s for bytes/s).
+	if c.TURNMaxBandwidth != 0 && (c.TURNMaxBandwidth < 16<<10 || c.TURNMaxBandwidth > 1<<40) {
+		errs = append(errs, fmt.Errorf("-turn-max-bandwidth %v: must be 0 (unlimited) or between 16KiB and 1TiB per second", c.TURNMaxBandwidth))
+	}
+	// The burst must hold the largest relayed packet (1600 bytes) or such
+	// packets would never pass.
+	if c.TURNBandwidthBurst != 0 && (c.TURNBandwidthBurst < 1600 || c.TURNBandwidthBurst > 1<<30) {
+		errs = append(errs, fmt.Errorf("-turn-bandwidth-burst %v: must be between 1600 bytes and 1GiB", c.TURNBandwidthBurst))
+	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("-log-format %q: must be text or json", c.LogFormat))
 	}
@@ -189,6 +213,60 @@ func (c Config) validate() error {
 		return fmt.Errorf("server: config: %w", err)
 	}
 	return nil
+}
+
+// turnBandwidth maps the flags onto turn.Config, where 0 means the default
+// and turn.NoBandwidthLimit means none.
+func (c Config) turnBandwidth() (rate, burst int64) {
+	if c.TURNMaxBandwidth == 0 {
+		return turn.NoBandwidthLimit, 0
+	}
+	return int64(c.TURNMaxBandwidth), int64(c.TURNBandwidthBurst)
+}
+
+// byteSize is a flag.Value for a byte count: a whole number with an
+// optional unit, KiB/MiB/GiB (1024) or KB/MB/GB (1000), any case.
+type byteSize int64
+
+var byteUnits = []struct {
+	suffix string
+	scale  int64
+}{
+	{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"TiB", 1 << 40},
+	{"KB", 1e3}, {"MB", 1e6}, {"GB", 1e9}, {"TB", 1e12}, {"B", 1},
+}
+
+func (b *byteSize) Set(s string) error {
+	num, scale := strings.TrimSpace(s), int64(1)
+	for _, u := range byteUnits {
+		if len(num) > len(u.suffix) && strings.EqualFold(num[len(num)-len(u.suffix):], u.suffix) {
+			num, scale = strings.TrimSpace(num[:len(num)-len(u.suffix)]), u.scale
+			break
+		}
+	}
+	n, err := strconv.ParseInt(num, 10, 64)
+	if err != nil || n < 0 {
+		return fmt.Errorf("%q: want a byte count like 1048576, 512KiB or 1MiB", s)
+	}
+	if n > math.MaxInt64/scale {
+		return fmt.Errorf("%q: too large", s)
+	}
+	*b = byteSize(n * scale)
+	return nil
+}
+
+// String prints whole KiB, MiB or GiB in that unit, for -h and errors.
+func (b byteSize) String() string {
+	n := int64(b)
+	for _, u := range []struct {
+		suffix string
+		scale  int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}} {
+		if n != 0 && n%u.scale == 0 {
+			return strconv.FormatInt(n/u.scale, 10) + u.suffix
+		}
+	}
+	return strconv.FormatInt(n, 10)
 }
 
 // NewLogger builds the process logger from the config.

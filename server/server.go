@@ -69,6 +69,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	maxBandwidth, burst := cfg.turnBandwidth()
 	s.turn, err = turn.New(ctx, turn.Config{
 		Secret:                   []byte(cfg.TURNSecret),
 		PublicIP:                 net.IP(cfg.PublicIP.AsSlice()),
@@ -76,6 +77,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		TCPAddr:                  cfg.TURNTCPAddr,
 		CredentialTTL:            cfg.TURNTTL,
 		MaxAllocationsPerSession: cfg.TURNMaxAllocs,
+		MaxBandwidth:             maxBandwidth,
+		BandwidthBurst:           burst,
 		Sessions:                 s.hub,
 		Logger:                   log,
 	})
