@@ -104,15 +104,41 @@ describe('kick and host left', () => {
     expect(await bob.evaluate(() => window.hostrelay.error?.code)).toBe('kicked');
   });
 
-  it('tells the players when the host leaves', async () => {
+  it('tells the players when the host of a room without migration leaves', async () => {
     const host = await h.player('host', { name: 'Ada' });
-    const code = await hostRoom(host, h.base, { name: 'Short lived' });
+    const code = await hostRoom(host, h.base, { name: 'Short lived', migrate: false });
     const bob = await h.player('bob', { name: 'Bob' });
     await joinByLink(bob, h.base, code);
     await host.click('#leave-button');
     await until(bob, () => window.hostrelay.phase === 'error', null);
     expect(await bob.textContent('#error-title')).toBe('Room closed');
     expect(await bob.textContent('#error-text')).toContain('The host left');
+  });
+
+  it('hands a migrating room to the longest-present player when the host leaves, before the game too', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Staying open' }); // the form's default: migrate
+    const bob = await h.player('bob', { name: 'Bob' });
+    await joinByLink(bob, h.base, code);
+    const cy = await h.player('cy', { name: 'Cy' });
+    await joinByLink(cy, h.base, code);
+    const bobId = await bob.evaluate(() => window.hostrelay.you ?? '');
+    await host.click('#leave-button');
+    for (const p of [bob, cy]) {
+      await until(p, (id) => window.hostrelay.room?.host === id && window.hostrelay.players.length === 2, bobId);
+      expect(await p.evaluate(() => window.hostrelay.phase)).toBe('room');
+      // The host marker moved to Bob, and there is one.
+      await until(p, (id) => document.querySelectorAll(`#players li[data-player-id="${id}"] .badge.host`).length === 1, bobId);
+      expect(await p.locator('#players .badge.host').count()).toBe(1);
+    }
+    // Bob has the host's controls now; Cy connects to Bob.
+    expect(await bob.textContent('#role-out')).toBe('the host');
+    expect(await bob.isVisible('#start-button')).toBe(true);
+    expect(await bob.isVisible('#ready-button')).toBe(false);
+    await until(cy, (id) => window.hostrelay.openPeers.includes(id), bobId);
+    await until(bob, () => window.hostrelay.openPeers.length === 1, null);
+    await cy.click('#ready-button');
+    await until(bob, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
   });
 });
 
