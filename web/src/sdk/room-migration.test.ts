@@ -4,7 +4,8 @@ import { fakePeerFactory } from './fake-peer.test-util';
 import { FakeServer } from './fake-transport.test-util';
 import { LobbyClient } from './lobby-client';
 import { sdpSessionId } from './peer-link';
-import { RoomSession, type Role } from './room-session';
+import { backoff } from './reconnect';
+import { RoomSession, type Role, type RoomSessionOptions } from './room-session';
 
 // Host migration and credential refresh as a RoomSession sees them: the
 // server's hostChanged and iceRefresh events arrive over a scripted lobby,
@@ -23,7 +24,7 @@ function joined(you: string, players: string[]): RoomJoined {
 /** An SDP with the `o=` line a browser writes; the session id is what ties renegotiations together. */
 const sdp = (session: string, version: number): string => `v=0\r\no=- ${session} ${version} IN IP4 127.0.0.1\r\ns=-\r\n`;
 
-async function setup(you: string, players: string[]) {
+async function setup(you: string, players: string[], hostLinkPolicy: RoomSessionOptions['hostLinkPolicy'] = null) {
   const server = FakeServer.welcoming();
   const signals: Frame[] = [];
   server.onFrame = (f) => {
@@ -35,7 +36,7 @@ async function setup(you: string, players: string[]) {
   };
   const lobby = await LobbyClient.connect('ws://x/ws', you, { transport: server.factory });
   const peers = fakePeerFactory();
-  const session = new RoomSession(lobby, joined(you, players), { createPeerConnection: peers.create, closeOnPageHide: false });
+  const session = new RoomSession(lobby, joined(you, players), { createPeerConnection: peers.create, closeOnPageHide: false, hostLinkPolicy });
   const events: string[] = [];
   session.on('peerOpen', (id) => events.push(`open ${id}`));
   session.on('peerClose', (id) => events.push(`close ${id}`));
@@ -194,6 +195,54 @@ describe('credential refresh', () => {
     expect(pc.closed).toBe(false);
     expect(session.openPeers).toEqual(['p1']);
     expect(events).toEqual(['open p1', 'refreshed 1', 'error ice_candidate_error']);
+  });
+});
+
+describe('a dropped link to the host', () => {
+  const soon = backoff({ initialMs: 1, maxMs: 1, jitter: 0, maxAttempts: 2 });
+  const later = (): Promise<void> => new Promise((r) => setTimeout(r, 10));
+
+  it('is offered again while the host is still in the room, until the policy gives up', async () => {
+    const { peers, events, sent } = await setup('p2', ['p1', 'p2'], soon);
+    peers.made[0]!.openChannels();
+    // The host dropped our connection (say, it answered an ICE restart with a new one).
+    peers.made[0]!.channel('game').onclose?.(new Event('close'));
+    await later();
+    expect(peers.made).toHaveLength(2);
+    expect(sent().map((s) => [s.to, s.kind])).toEqual([
+      ['p1', 'offer'],
+      ['p1', 'offer'],
+    ]);
+    peers.made[1]!.openChannels();
+    expect(events).toEqual(['open p1', 'close p1', 'open p1']);
+    // Dropped again at once, and the next attempt fails before opening: the
+    // policy allows two attempts in a row, then no more.
+    peers.made[1]!.channel('game').onclose?.(new Event('close'));
+    await later();
+    expect(peers.made).toHaveLength(3);
+    peers.made[2]!.channel('game').onclose?.(new Event('close'));
+    await later();
+    expect(peers.made).toHaveLength(3);
+  });
+
+  it('is not offered again when the host left or the session closed', async () => {
+    const { server, session, peers } = await setup('p3', ['p1', 'p2', 'p3'], soon);
+    peers.made[0]!.openChannels();
+    migrate(server, 'p1', 'p2'); // playerLeft closes the link first: no offer to p1
+    await later();
+    expect(peers.made.map((p) => p.closed)).toEqual([true, false]);
+    peers.made[1]!.openChannels();
+    session.close('left');
+    await later();
+    expect(peers.made).toHaveLength(2);
+  });
+
+  it('is left alone with no policy', async () => {
+    const { peers } = await setup('p2', ['p1', 'p2'], null);
+    peers.made[0]!.openChannels();
+    peers.made[0]!.channel('game').onclose?.(new Event('close'));
+    await later();
+    expect(peers.made).toHaveLength(1);
   });
 });
 

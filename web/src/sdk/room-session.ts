@@ -4,6 +4,7 @@ import { Emitter, type Unsubscribe } from './emitter';
 import type { LobbyError, PeerError } from './errors';
 import type { CreateRoomOptions, LobbyClient } from './lobby-client';
 import { PeerLink, type ChannelData } from './peer-link';
+import { backoff, type ReconnectPolicy } from './reconnect';
 import type { SelectedPair } from './stats';
 
 export type Role = 'host' | 'client';
@@ -17,6 +18,14 @@ export interface RoomSessionOptions {
   connectTimeoutMs?: number;
   /** Makes each RTCPeerConnection; tests plug in a fake. */
   createPeerConnection?: (config: RTCConfiguration) => RTCPeerConnection;
+  /**
+   * A client whose open connection to the host drops while both are still
+   * in the room offers again on this schedule (default 1 s, 2 s, 4 s, then
+   * gives up; null: never). A host that does not take an ICE restart on the
+   * same connection (one that answers every offer with a new connection)
+   * drops ours at a credential refresh; this brings it back.
+   */
+  hostLinkPolicy?: ReconnectPolicy | null;
 }
 
 export interface RoomSessionEvents {
@@ -42,6 +51,9 @@ export interface RoomSessionEvents {
   /** The session is over: 'left', 'host_left', 'disconnected' or 'pagehide'. */
   closed: [reason: string];
 }
+
+/** A link to the host that stayed open this long (ms) resets the count of attempts to bring it back. */
+const STABLE_LINK_MS = 10_000;
 
 export interface PeerPairTypes extends SelectedPair {
   peerId: string;
@@ -73,6 +85,8 @@ export class RoomSession {
   private readonly offs: Unsubscribe[] = [];
   private closedReason: string | null = null;
   private droppedByClosedPeers = 0;
+  private relinkAttempts = 0;
+  private relinkTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -209,6 +223,7 @@ export class RoomSession {
   close(reason = 'closed'): void {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
+    this.cancelRelink();
     for (const off of this.offs) off();
     for (const p of [...this.peers.values()]) p.close();
     this.peers.clear();
@@ -247,6 +262,8 @@ export class RoomSession {
   private onHostChanged(e: HostChanged): void {
     if (this.closed || e.host === this.info.host) return;
     this.info = { ...this.info, host: e.host };
+    this.cancelRelink();
+    this.relinkAttempts = 0;
     const role = this.role;
     for (const p of [...this.peers.values()]) {
       if (role === 'host' || p.peerId !== e.host) p.close();
@@ -281,8 +298,12 @@ export class RoomSession {
     });
     this.peers.set(peerId, peer);
     let opened = false;
+    // A link made to replace a dropped one: if it fails too, the policy says whether to go on.
+    const relink = offerer && this.relinkAttempts > 0;
+    let openedAt = 0;
     peer.on('open', () => {
       opened = true;
+      openedAt = Date.now();
       this.events.emit('peerOpen', peerId);
     });
     peer.on('message', (data, channel) => this.events.emit('message', peerId, data, channel));
@@ -291,8 +312,43 @@ export class RoomSession {
       this.droppedByClosedPeers += peer.dropped;
       if (this.peers.get(peerId) === peer) this.peers.delete(peerId);
       if (opened) this.events.emit('peerClose', peerId);
+      // Our link to the host dropped although the room says both of us are
+      // still here (we close it ourselves before a playerLeft or a host
+      // change lands): offer again, as on joining.
+      if ((opened || relink) && offerer && this.shouldRelink(peerId)) {
+        // A link that had been up a while starts a new series of attempts.
+        if (opened && Date.now() - openedAt > STABLE_LINK_MS) this.relinkAttempts = 0;
+        this.scheduleRelink();
+      }
     });
     return peer;
+  }
+
+  private shouldRelink(peerId: string): boolean {
+    return (
+      !this.closed &&
+      this.role === 'client' &&
+      peerId === this.hostId &&
+      !this.peers.has(peerId) &&
+      this.members.some((m) => m.id === peerId)
+    );
+  }
+
+  private scheduleRelink(): void {
+    const policy = this.options.hostLinkPolicy === undefined ? backoff({ initialMs: 1000, maxMs: 4000, maxAttempts: 3 }) : this.options.hostLinkPolicy;
+    if (policy === null || this.relinkTimer !== null) return;
+    const delay = policy.nextRetryDelayMs(++this.relinkAttempts);
+    if (delay === null) return;
+    const host = this.hostId;
+    this.relinkTimer = setTimeout(() => {
+      this.relinkTimer = null;
+      if (host === this.hostId && this.shouldRelink(host)) this.connectToHost();
+    }, delay);
+  }
+
+  private cancelRelink(): void {
+    if (this.relinkTimer !== null) clearTimeout(this.relinkTimer);
+    this.relinkTimer = null;
   }
 
   private onPlayerJoined(p: Player): void {
