@@ -40,6 +40,10 @@ type Config struct {
 	SeatGrace      time.Duration // how long a dropped player's seat is held
 	MaxConnsPerIP  int
 	JoinsPerMinute int
+	// Lobby limits per session and per server; see docs/protocol.md#limits.
+	RoomsPerMinute    int     // rooms one session may create per minute
+	MessagesPerSecond float64 // lobby messages per session (bursts of twice that)
+	MaxRooms          int     // rooms on this server
 
 	// TURNMaxBandwidth is the relayed bytes per second one TURN allocation
 	// may send (0: unlimited); TURNBandwidthBurst the bytes it may send at
@@ -71,6 +75,10 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		SeatGrace:      20 * time.Second,
 		MaxConnsPerIP:  32,
 		JoinsPerMinute: 30,
+
+		RoomsPerMinute:    10,
+		MessagesPerSecond: 50,
+		MaxRooms:          10000,
 
 		TURNMaxBandwidth: turn.DefaultMaxBandwidth, // 1 MiB/s: see turn.DefaultMaxBandwidth for why
 	}
@@ -122,6 +130,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.DurationVar(&cfg.SeatGrace, "seat-grace", cfg.SeatGrace, "how long a player whose connection dropped keeps its seat for a resume (0: not held)")
 	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", cfg.MaxConnsPerIP, "open lobby connections per client IP (IPv6: per /64)")
 	fs.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "room joins per client IP per minute")
+	fs.IntVar(&cfg.RoomsPerMinute, "rooms-per-minute", cfg.RoomsPerMinute, "rooms one lobby session may create per minute")
+	fs.Float64Var(&cfg.MessagesPerSecond, "messages-per-second", cfg.MessagesPerSecond, "lobby messages per session per second (bursts of twice that); excess is refused, persistent excess closes")
+	fs.IntVar(&cfg.MaxRooms, "max-rooms", cfg.MaxRooms, "rooms on this server; past it creating one is refused with server_full")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for connections to close")
 
 	var envErr error
@@ -203,8 +214,13 @@ func (c Config) validate() error {
 	if c.SeatGrace < 0 || c.SeatGrace > 10*time.Minute {
 		errs = append(errs, fmt.Errorf("-seat-grace %v: must be between 0 and 10m", c.SeatGrace))
 	}
-	if c.MaxConnsPerIP < 1 || c.JoinsPerMinute < 1 {
-		errs = append(errs, errors.New("-max-conns-per-ip and -joins-per-minute must be at least 1"))
+	if c.MaxConnsPerIP < 1 || c.JoinsPerMinute < 1 || c.RoomsPerMinute < 1 || c.MaxRooms < 1 {
+		errs = append(errs, errors.New("-max-conns-per-ip, -joins-per-minute, -rooms-per-minute and -max-rooms must be at least 1"))
+	}
+	// Below 1/s a player could not even join and signal a peer; the SDK's
+	// own traffic (pings, ready, chat) fits well under the default 50.
+	if c.MessagesPerSecond < 1 {
+		errs = append(errs, fmt.Errorf("-messages-per-second %v: must be at least 1", c.MessagesPerSecond))
 	}
 	if c.ShutdownGrace <= 0 {
 		errs = append(errs, errors.New("-shutdown-grace: must be positive"))

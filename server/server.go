@@ -64,7 +64,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		Grace:          seatGrace(cfg.SeatGrace),
 		MaxConnsPerIP:  cfg.MaxConnsPerIP,
 		JoinsPerMinute: cfg.JoinsPerMinute,
-		Logger:         log,
+		RoomsPerMinute: cfg.RoomsPerMinute,
+		MaxRooms:       cfg.MaxRooms,
+		// The burst lets a client catch up after a stall (a resume replays
+		// its queue) without tripping the limit.
+		MessagesPerSecond: cfg.MessagesPerSecond,
+		MessageBurst:      int(2 * cfg.MessagesPerSecond),
+		Logger:            log,
 	})
 	if err != nil {
 		return nil, err

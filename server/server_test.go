@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -213,6 +214,9 @@ func TestConfigLayers(t *testing.T) {
 		{"-seat-grace", "-1s"},
 		{"-seat-grace", "1h"},
 		{"-max-conns-per-ip", "0"},
+		{"-rooms-per-minute", "0"},
+		{"-max-rooms", "0"},
+		{"-messages-per-second", "0.5"},
 		{"-http", "nope"},
 		{"stray"},
 	} {
@@ -227,5 +231,54 @@ func TestConfigLayers(t *testing.T) {
 		return ""
 	}, io.Discard); err == nil || !strings.Contains(err.Error(), "HOSTRELAY_TURN_TTL") {
 		t.Errorf("bad env not named: %v", err)
+	}
+}
+
+// TestLobbyLimitFlags: the lobby limits set by flags reach the live hub,
+// at and past each limit.
+func TestLobbyLimitFlags(t *testing.T) {
+	s := startServer(t, "-rooms-per-minute", "2", "-max-rooms", "2")
+	addr := s.Addrs().HTTP
+
+	// -rooms-per-minute 2: a session creates two rooms, the third is refused.
+	ada := dialLobby(t, addr, "Ada")
+	for i := 0; i < 2; i++ {
+		ada.create("r", 2, "")
+		if err := ada.call(protocol.TypeLeaveRoom, nil, &protocol.OK{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := ada.call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "r", MaxPlayers: 2}, &protocol.RoomJoined{}); !isCode(err, protocol.CodeRateLimited) {
+		t.Fatalf("third create: %v", err)
+	}
+
+	// -max-rooms 2: two rooms stand, a third (by another session) is refused.
+	dialLobby(t, addr, "Bob").create("b", 2, "")
+	dialLobby(t, addr, "Cat").create("c", 2, "")
+	if err := dialLobby(t, addr, "Dan").call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "d", MaxPlayers: 2}, &protocol.RoomJoined{}); !isCode(err, protocol.CodeServerFull) {
+		t.Fatalf("create past -max-rooms: %v", err)
+	}
+}
+
+// TestMessagesPerSecondFlag: a session that sends faster than
+// -messages-per-second (bursts of twice that) is refused with rate_limited.
+func TestMessagesPerSecondFlag(t *testing.T) {
+	s := startServer(t, "-messages-per-second", "5")
+	l := dialLobby(t, s.Addrs().HTTP, "Ada")
+	// The burst is 10 and hello took one: nine more are accepted at once
+	// (at the limit), then one is refused (past it). The loop allows for a
+	// few tokens refilled while a slow machine runs it.
+	refused := -1
+	for i := 0; i < 30 && refused < 0; i++ {
+		err := l.call(protocol.TypeSetName, &protocol.SetName{Name: fmt.Sprintf("Ada%d", i)}, &protocol.OK{})
+		if err != nil && !isCode(err, protocol.CodeRateLimited) {
+			t.Fatal(err)
+		}
+		if err != nil {
+			refused = i
+		}
+	}
+	if refused < 9 {
+		t.Fatalf("refused message %d, want none of the first 9 and one soon after", refused)
 	}
 }

@@ -115,6 +115,9 @@ func TestFloodIsRateLimitedThenClosed(t *testing.T) {
 		_ = protocol.DecodeBody(env, &e)
 		if e.Code == protocol.CodeRateLimited {
 			sawLimited = true
+			if env.ID != 1 { // the caller learns which request was refused
+				t.Fatalf("rate_limited answers request %d, want 1", env.ID)
+			}
 		}
 	}
 	if !sawLimited {

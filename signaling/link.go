@@ -126,7 +126,17 @@ func (l *link) readOne(ctx context.Context) error {
 	}
 	s := l.current()
 	if s != nil && !s.messages.Allow() {
-		l.refuse(protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
+		// Answer the request by its id when the frame is a message, so the
+		// caller gets rate_limited now rather than its own timeout later.
+		// Decoding is bounded (16 KiB, checked) and cheap next to the
+		// handler the limit spares.
+		var id uint32
+		if typ == websocket.MessageBinary {
+			if env, err := protocol.Decode(frame); err == nil {
+				id = env.ID
+			}
+		}
+		l.refuseID(id, protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
 		return nil
 	}
 	if typ != websocket.MessageBinary {
@@ -163,14 +173,17 @@ func (l *link) readOne(ctx context.Context) error {
 // message at all) and closes the connection once too many were refused in a
 // row: a correct client never gets there, a flood does. Ordinary request
 // errors (room not found, ...) are not refusals.
-func (l *link) refuse(e protocol.Error) {
+func (l *link) refuse(e protocol.Error) { l.refuseID(0, e) }
+
+// refuseID is refuse answering request id (0: a frame with no usable id).
+func (l *link) refuseID(id uint32, e protocol.Error) {
 	l.refused++
 	if l.refused >= l.hub.cfg.MaxRefusedInARow {
 		l.hub.log.Info("closing: too many refused messages", "remote", l.remote, "last_code", e.Code)
 		l.kill(websocket.StatusPolicyViolation, "too many refused messages: "+e.Code)
 		return
 	}
-	l.reply(0, e)
+	l.reply(id, e)
 }
 
 // reply sends an Error on this link. Before hello it has no session to

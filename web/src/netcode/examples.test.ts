@@ -16,7 +16,9 @@ import {
   Validator,
   type Buttons,
   type Entity,
+  type Handover,
   type NetGame,
+  type NetTransport,
 } from './index';
 
 // 1. Define the game once; host and clients import it.
@@ -79,6 +81,58 @@ describe('examples', () => {
       }
     }
     expect(client.stats().corrections).toBe(0); // every prediction matched the host
+  });
+
+  it('host migration: the promoted client continues from its newest snapshot', () => {
+    const clock = new SimClock();
+    const net = new SimNetwork(clock, 'ada');
+    const world = new Map<string, { slot: number; e: Entity<Field> }>();
+    const makeHost = (transport: NetTransport, w: typeof world, handover?: Handover<Field>): NetHost<Input, Field> => {
+      const h = new NetHost<Input, Field>({
+        transport,
+        game,
+        scheduler: clock,
+        handover,
+        localInput: () => ({ up: false, down: false, left: false, right: false }),
+        step: ({ inputs, dt }) => {
+          for (const [id, input] of inputs) {
+            const p = w.get(id);
+            if (p) move(p.e, input, dt), schema.quantize(p.e);
+          }
+        },
+        capture: () => [...w.values()].map((p) => [p.slot, p.e] as const),
+      });
+      // After a handover playerJoin names players the seeded world already has: keep them.
+      h.on('playerJoin', (p) => w.has(p.id) || w.set(p.id, { slot: p.slot, e: { x: 100 * p.slot, y: 0 } }));
+      h.on('playerLeave', (p) => w.delete(p.id));
+      return h;
+    };
+    makeHost(net.hostTransport(), world).start();
+    const bobTransport = net.addClient('bob');
+    const bob = new NetClient<Input, Field>({
+      transport: bobTransport,
+      game,
+      scheduler: clock,
+      readInput: () => ({ up: false, down: false, left: false, right: true }),
+      predict: move,
+    });
+    bob.start();
+    for (let f = 0; f < 60; f++) clock.advance(1000 / 60);
+
+    // In a browser the lobby says so (RoomSession 'hostChanged'); here the simulated network does.
+    let bobHost: NetHost<Input, Field> | null = null;
+    bob.on('hostChanged', (hostId) => {
+      if (hostId !== bobTransport.localId) return; // another client was promoted: bob follows it by itself
+      const handover = bob.handover()!; // the newest snapshot from Ada, and who had which slot
+      bob.stop();
+      const seeded = new Map(handover.players.map((p) => [p.id, { slot: p.slot, e: { ...handover.entities.get(p.slot)! } }]));
+      bobHost = makeHost(bobTransport, seeded, handover);
+      bobHost.start();
+    });
+    net.migrate('bob'); // Ada's tab closed
+    const h = bobHost! as NetHost<Input, Field>;
+    expect(h.players.map((p) => [p.id, p.slot])).toEqual([['bob', 1]]); // same slot, Ada gone
+    expect(h.entities.get(1)!.x).toBeGreaterThan(100 + 100); // where Ada last saw bob, not a respawn
   });
 
   it('conditioner: a bad network for a test or a demo', () => {
