@@ -61,6 +61,7 @@ describe('share link to relay data channel', () => {
     await waitForState(host, () => window.hostrelay.phase === 'lobby', null);
     await host.fill('#create-name', 'Ada');
     await host.fill('#room-name', 'e2e room');
+    await host.selectOption('#room-mode', 'Pointer demo');
     await host.fill('#max-players', '4');
     await host.click('#create-button');
     await waitForState(host, () => window.hostrelay.phase === 'room' && window.hostrelay.role === 'host', null);

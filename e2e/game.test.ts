@@ -49,7 +49,7 @@ describe('the arena', () => {
     const errors: string[] = [];
     const host = await h.player('host', { name: 'Ada' });
     collectErrors(host, errors, 'host');
-    const code = await hostRoom(host, h.base, { name: 'Arena', mode: 'Teams', max: 4 });
+    const code = await hostRoom(host, h.base, { name: 'Arena', mode: 'Arena', max: 4 });
     const client = await h.player('client', { name: 'Grace' });
     collectErrors(client, errors, 'client');
     await joinByLink(client, h.base, code);

@@ -91,14 +91,15 @@ export async function until<A extends number | string | null>(
 export async function hostRoom(
   page: Page,
   base: string,
-  room: { name: string; max?: number; public?: boolean; password?: string; mode?: string; player?: string; migrate?: boolean },
+  room: { name: string; max?: number; public?: boolean; password?: string; mode?: 'Arena' | 'Pointer demo'; player?: string; migrate?: boolean },
 ): Promise<string> {
   await page.goto(`${base}/`);
   await until(page, () => window.hostrelay?.connection === 'online', null);
   if (room.player !== undefined) await page.fill('#create-name', room.player);
   await page.fill('#room-name', room.name);
   await page.fill('#max-players', String(room.max ?? 8));
-  if (room.mode) await page.selectOption('#room-mode', room.mode);
+  // The pointer demo unless a test asks for the arena: most flows only need packets to move.
+  await page.selectOption('#room-mode', room.mode ?? 'Pointer demo');
   await page.setChecked('#room-public', room.public ?? true);
   if (room.migrate !== undefined) await page.setChecked('#room-migrate', room.migrate);
   if (room.password) await page.fill('#room-password', room.password);

@@ -29,13 +29,13 @@ describe('create a room', () => {
 
     await page.fill('#max-players', '6');
     await page.fill('#room-name', 'Lunch league');
-    await page.selectOption('#room-mode', 'Teams');
+    await page.selectOption('#room-mode', 'Arena');
     await page.fill('#room-password', 'hunter2');
     await page.click('#create-button');
     await until(page, () => window.hostrelay.phase === 'room', null);
     const s = await page.evaluate(() => window.hostrelay);
     expect(s.role).toBe('host');
-    expect(s.room).toMatchObject({ name: 'Lunch league', maxPlayers: 6, mode: 'Teams', hasPassword: true, public: true });
+    expect(s.room).toMatchObject({ name: 'Lunch league', maxPlayers: 6, mode: 'Arena', hasPassword: true, public: true });
     expect(await page.textContent('#room-code-out')).toBe(s.roomCode);
     expect(await page.inputValue('#share-link')).toBe(`${h.base}/r/${s.roomCode}`);
     expect(await page.getAttribute('#share-qr', 'src')).toMatch(/^data:image\/svg\+xml/);
@@ -55,7 +55,7 @@ describe('room browser', () => {
 
     const alpha = await h.player('alpha', { name: 'Ada' });
     // Not migrating, so the room closes when its host leaves (the end of this test).
-    const code = await hostRoom(alpha, h.base, { name: 'Alpha squad', max: 4, mode: 'Co-op', migrate: false });
+    const code = await hostRoom(alpha, h.base, { name: 'Alpha squad', max: 4, mode: 'Pointer demo', migrate: false });
     const secret = await h.player('secret', { name: 'Sid' });
     await hostRoom(secret, h.base, { name: 'Secret', public: false });
 
@@ -65,7 +65,7 @@ describe('room browser', () => {
     await row.waitFor();
     expect(await row.textContent()).toContain('Alpha squad');
     expect(await row.textContent()).toContain('hosted by Ada');
-    expect(await row.textContent()).toContain('Co-op');
+    expect(await row.textContent()).toContain('Pointer demo');
     expect(await row.textContent()).toContain('1/4');
     expect(await watcher.evaluate(() => window.hostrelay.rooms.map((r) => r.name))).toEqual(['Alpha squad']);
 

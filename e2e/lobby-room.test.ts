@@ -48,7 +48,7 @@ describe('chat', () => {
 describe('ready and start', () => {
   it('starts once every player is ready and mounts the game on every tab', async () => {
     const host = await h.player('host', { name: 'Ada' });
-    const code = await hostRoom(host, h.base, { name: 'Game night', mode: 'Free for all' });
+    const code = await hostRoom(host, h.base, { name: 'Game night', mode: 'Pointer demo' });
     expect(await host.isDisabled('#start-button')).toBe(true); // nobody to play with yet
     const bob = await h.player('bob', { name: 'Bob' });
     await joinByLink(bob, h.base, code);

@@ -61,6 +61,7 @@ describe('native clients', () => {
     await waitForState(host, () => window.hostrelay.phase === 'lobby', null);
     await host.fill('#create-name', 'Tab');
     await host.fill('#room-name', 'native e2e');
+    await host.selectOption('#room-mode', 'Pointer demo');
     await host.click('#create-button');
     await waitForState(host, () => window.hostrelay.phase === 'room' && window.hostrelay.role === 'host', null);
     const code = (await stateOf(host)).roomCode ?? '';

@@ -18,7 +18,7 @@ type Drawn = [number, { x: number; y: number; kind: number; scoreL: number; scor
 /** Host and two clients in a Teams room; everyone ready, game started, every tab's arena live. */
 async function teamsGame(): Promise<{ ada: Page; bob: Page; cal: Page; code: string }> {
   const ada = await h.player('ada', { name: 'Ada' });
-  const code = await hostRoom(ada, h.base, { name: 'Arena', mode: 'Teams', max: 4 });
+  const code = await hostRoom(ada, h.base, { name: 'Arena', mode: 'Arena', max: 4 });
   const bob = await h.player('bob', { name: 'Bob' });
   await joinByLink(bob, h.base, code);
   const cal = await h.player('cal', { name: 'Cal' });

@@ -62,6 +62,7 @@ it('share link to first game packet', async () => {
   await waitForState(host, () => window.hostrelay.phase === 'lobby', null);
   await host.fill('#create-name', 'Host');
   await host.fill('#room-name', 'bench room');
+  await host.selectOption('#room-mode', 'Pointer demo');
   await host.fill('#max-players', '16');
   await host.click('#create-button');
   await waitForState(host, () => window.hostrelay.phase === 'room' && window.hostrelay.role === 'host', null);

@@ -16,9 +16,12 @@ export interface GameHandle {
 /** The contract web/game/index.ts fulfils. */
 export type MountGame = (opts: MountGameOptions) => GameHandle;
 
-// The game the lobby mounts on gameStarted. The arena (web/game, issue 4) is
-// a two-team game, so rooms in "Teams" mode play it; the other modes keep the
-// pointer demo until they have games of their own.
+// The game the lobby mounts on gameStarted. The arena (web/game) is the demo
+// game and the create form's default. Any other mode plays the pointer demo,
+// a cursor echoed by the host: the smallest game there is, and the one
+// hostrelay-bot speaks, so a room made by a native client still starts.
+export const ARENA_MODE = 'Arena';
+
 export function mountGame(opts: MountGameOptions): GameHandle {
-  return opts.session.room.mode === 'Teams' ? mountArena(opts) : mountPointer(opts);
+  return opts.session.room.mode === ARENA_MODE ? mountArena(opts) : mountPointer(opts);
 }
