@@ -65,7 +65,10 @@ export function useHarness(file: string, opts: { serverArgs?: readonly string[] 
       const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } });
       contexts.push(context);
       if (opts.name !== undefined) {
-        await context.addInitScript((n: string) => localStorage.setItem('hostrelay.name', n), opts.name);
+        // Seeds a first visit only, so a name the player edits survives reloads as it would for a real visitor.
+        await context.addInitScript((n: string) => {
+          if (localStorage.getItem('hostrelay.name') === null) localStorage.setItem('hostrelay.name', n);
+        }, opts.name);
       }
       const page = await context.newPage();
       const log: string[] = [];

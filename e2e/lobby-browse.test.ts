@@ -43,6 +43,32 @@ describe('create a room', () => {
     expect(await page.title()).toBe(`Lunch league (${s.roomCode}) · hostrelay`);
     // The name is remembered for next time.
     expect(await page.evaluate(() => localStorage.getItem('hostrelay.name'))).toBe('Ada');
+
+    // Copy puts the share link on the clipboard and says so.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: h.base });
+    await page.click('#copy-button');
+    await until(page, () => document.getElementById('copy-status')?.textContent?.includes('Link copied') ?? false, null);
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(`${h.base}/r/${s.roomCode}`);
+    expect(await page.textContent('#copy-button')).toBe('Copied');
+  });
+
+  it('remembers the name, and an edited name is used and remembered in its place', async () => {
+    const page = await h.player('host', { name: 'Ada' });
+    await page.goto(`${h.base}/`);
+    await until(page, () => window.hostrelay?.connection === 'online', null);
+    expect(await page.inputValue('#create-name')).toBe('Ada');
+
+    await page.fill('#create-name', 'Ada Lovelace');
+    await page.fill('#room-name', 'Renamed');
+    await page.click('#create-button');
+    await until(page, () => window.hostrelay.phase === 'room', null);
+    expect(await page.evaluate(() => window.hostrelay.players.map((p) => p.name))).toEqual(['Ada Lovelace']);
+    expect(await page.evaluate(() => localStorage.getItem('hostrelay.name'))).toBe('Ada Lovelace');
+
+    // Leaving loads the lobby page afresh: it offers the new name.
+    await page.click('#leave-button');
+    await until(page, () => window.hostrelay?.phase === 'lobby', null);
+    expect(await page.inputValue('#create-name')).toBe('Ada Lovelace');
   });
 });
 
@@ -58,6 +84,8 @@ describe('room browser', () => {
     const code = await hostRoom(alpha, h.base, { name: 'Alpha squad', max: 4, mode: 'Pointer demo', migrate: false });
     const secret = await h.player('secret', { name: 'Sid' });
     await hostRoom(secret, h.base, { name: 'Secret', public: false });
+    const locked = await h.player('locked', { name: 'Lou' });
+    const lockedCode = await hostRoom(locked, h.base, { name: 'Members only', password: 'pw', migrate: false });
 
     // Alpha appears without a reload; Secret never does.
     await until(watcher, (c) => window.hostrelay.rooms.some((r) => r.code === c), code);
@@ -67,6 +95,14 @@ describe('room browser', () => {
     expect(await row.textContent()).toContain('hosted by Ada');
     expect(await row.textContent()).toContain('Pointer demo');
     expect(await row.textContent()).toContain('1/4');
+    // A public room with a password is listed with a padlock; one without has none.
+    await until(watcher, (c) => window.hostrelay.rooms.some((r) => r.code === c), lockedCode);
+    const lockedRow = watcher.locator(`#room-list button[data-code="${lockedCode}"]`);
+    await lockedRow.waitFor();
+    expect(await lockedRow.locator('svg.lock[aria-label="password"]').count()).toBe(1);
+    expect(await row.locator('svg.lock').count()).toBe(0);
+    await locked.click('#leave-button');
+    await until(watcher, (c) => !window.hostrelay.rooms.some((r) => r.code === c), lockedCode);
     expect(await watcher.evaluate(() => window.hostrelay.rooms.map((r) => r.name))).toEqual(['Alpha squad']);
 
     // Someone joins: the count goes up live.
