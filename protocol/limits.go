@@ -8,7 +8,10 @@ import "time"
 const Version = 1
 
 // Limits shared by the server and every client. They are part of the
-// protocol: a client that respects them is never refused for size.
+// protocol: a client that respects them is never refused for size by a
+// server on its defaults. An operator may lower MaxFrame, MaxSDP,
+// MaxCandidate, MaxChatText and MaxRoomName (signaling.Config), never raise
+// them; Welcome.MaxFrame carries the frame limit in force.
 const (
 	// MaxFrame is the largest WebSocket frame either side may send. An SDP
 	// offer for data channels only is about 1 KiB; the rest is headroom.

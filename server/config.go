@@ -18,6 +18,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
 
@@ -44,6 +46,16 @@ type Config struct {
 	RoomsPerMinute    int     // rooms one session may create per minute
 	MessagesPerSecond float64 // lobby messages per session (bursts of twice that)
 	MaxRooms          int     // rooms on this server
+	SignalsPerSecond  float64 // SDP/candidate relays per session
+	SignalBurst       int
+
+	// Sizes, each at most the protocol's limit (the default): a server may
+	// be stricter than the protocol, never looser. See signaling.Config.
+	MaxFrame      byteSize // one incoming lobby frame
+	MaxSDP        byteSize // one offer or answer
+	MaxCandidate  byteSize // one ICE candidate
+	MaxChatLength int      // characters of a chat line
+	MaxRoomName   int      // characters of a room name
 
 	// TURNMaxBandwidth is the relayed bytes per second one TURN allocation
 	// may send (0: unlimited); TURNBandwidthBurst the bytes it may send at
@@ -79,6 +91,14 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		RoomsPerMinute:    10,
 		MessagesPerSecond: 50,
 		MaxRooms:          10000,
+		SignalsPerSecond:  20,
+		SignalBurst:       60,
+
+		MaxFrame:      protocol.MaxFrame,
+		MaxSDP:        protocol.MaxSDP,
+		MaxCandidate:  protocol.MaxCandidate,
+		MaxChatLength: protocol.MaxChatText,
+		MaxRoomName:   protocol.MaxRoomName,
 
 		TURNMaxBandwidth: turn.DefaultMaxBandwidth, // 1 MiB/s: see turn.DefaultMaxBandwidth for why
 	}
@@ -133,6 +153,13 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.IntVar(&cfg.RoomsPerMinute, "rooms-per-minute", cfg.RoomsPerMinute, "rooms one lobby session may create per minute")
 	fs.Float64Var(&cfg.MessagesPerSecond, "messages-per-second", cfg.MessagesPerSecond, "lobby messages per session per second (bursts of twice that); excess is refused, persistent excess closes")
 	fs.IntVar(&cfg.MaxRooms, "max-rooms", cfg.MaxRooms, "rooms on this server; past it creating one is refused with server_full")
+	fs.Float64Var(&cfg.SignalsPerSecond, "signals-per-second", cfg.SignalsPerSecond, "SDP and ICE candidate messages per session per second; excess is refused with rate_limited")
+	fs.IntVar(&cfg.SignalBurst, "signal-burst", cfg.SignalBurst, "signals a session may send at once above -signals-per-second (a host answering many joiners needs a few per peer)")
+	fs.Var(&cfg.MaxFrame, "max-frame", "largest lobby frame a client may send, e.g. 8192 or 8KiB, at least 2KiB; larger closes the connection (1009). The default is the protocol's maximum")
+	fs.Var(&cfg.MaxSDP, "max-sdp", "largest SDP offer or answer in bytes, at least 256 under -max-frame. The default is the protocol's maximum")
+	fs.Var(&cfg.MaxCandidate, "max-candidate", "largest ICE candidate in bytes. The default is the protocol's maximum")
+	fs.IntVar(&cfg.MaxChatLength, "max-chat-length", cfg.MaxChatLength, "characters in one chat line. The default is the protocol's maximum")
+	fs.IntVar(&cfg.MaxRoomName, "max-room-name", cfg.MaxRoomName, "characters in a room name. The default is the protocol's maximum")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for connections to close")
 
 	var envErr error
@@ -222,6 +249,13 @@ func (c Config) validate() error {
 	if c.MessagesPerSecond < 1 {
 		errs = append(errs, fmt.Errorf("-messages-per-second %v: must be at least 1", c.MessagesPerSecond))
 	}
+	if c.SignalsPerSecond <= 0 {
+		errs = append(errs, fmt.Errorf("-signals-per-second %v: must be positive", c.SignalsPerSecond))
+	}
+	if c.SignalBurst < 1 {
+		errs = append(errs, fmt.Errorf("-signal-burst %d: must be at least 1", c.SignalBurst))
+	}
+	errs = append(errs, c.validateSizes()...)
 	if c.ShutdownGrace <= 0 {
 		errs = append(errs, errors.New("-shutdown-grace: must be positive"))
 	}
@@ -229,6 +263,36 @@ func (c Config) validate() error {
 		return fmt.Errorf("server: config: %w", err)
 	}
 	return nil
+}
+
+// validateSizes keeps each size limit between its floor and the protocol's
+// maximum, which is what clients are built against.
+func (c Config) validateSizes() []error {
+	var errs []error
+	for _, l := range []struct {
+		flag     string
+		v        int64
+		min, max int64
+		unit     string
+	}{
+		// Under signaling.MinFrame some requests at their protocol maximum
+		// would no longer fit a frame.
+		{"max-frame", int64(c.MaxFrame), signaling.MinFrame, protocol.MaxFrame, "bytes"},
+		{"max-sdp", int64(c.MaxSDP), 1, protocol.MaxSDP, "bytes"},
+		{"max-candidate", int64(c.MaxCandidate), 1, protocol.MaxCandidate, "bytes"},
+		{"max-chat-length", int64(c.MaxChatLength), 1, protocol.MaxChatText, "characters"},
+		{"max-room-name", int64(c.MaxRoomName), 1, protocol.MaxRoomName, "characters"},
+	} {
+		if l.v < l.min || l.v > l.max {
+			errs = append(errs, fmt.Errorf("-%s %d: must be between %d and %d %s (the protocol's maximum)", l.flag, l.v, l.min, l.max, l.unit))
+		}
+	}
+	// An offer under -max-sdp must not be cut off by the frame limit.
+	if room := int64(c.MaxFrame) - signaling.SignalFrameOverhead; int64(c.MaxSDP) > room {
+		errs = append(errs, fmt.Errorf("-max-sdp %d: must leave %d bytes of -max-frame %d for the rest of the signal (at most %d)",
+			int64(c.MaxSDP), signaling.SignalFrameOverhead, int64(c.MaxFrame), room))
+	}
+	return errs
 }
 
 // turnBandwidth maps the flags onto turn.Config, where 0 means the default

@@ -70,6 +70,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		// its queue) without tripping the limit.
 		MessagesPerSecond: cfg.MessagesPerSecond,
 		MessageBurst:      int(2 * cfg.MessagesPerSecond),
+		SignalsPerSecond:  cfg.SignalsPerSecond,
+		SignalBurst:       cfg.SignalBurst,
+		MaxFrame:          int(cfg.MaxFrame),
+		MaxSDP:            int(cfg.MaxSDP),
+		MaxCandidate:      int(cfg.MaxCandidate),
+		MaxChatText:       cfg.MaxChatLength,
+		MaxRoomName:       cfg.MaxRoomName,
 		Logger:            log,
 	})
 	if err != nil {

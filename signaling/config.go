@@ -68,6 +68,16 @@ type Config struct {
 	ChatPerSecond float64 // default 1
 	ChatBurst     int     // default 8
 
+	// Sizes, each at most the protocol's own limit, which stays what every
+	// client may rely on: a server may only be stricter (see limits.go).
+	// Zero takes the protocol's value. Welcome.MaxFrame tells each client
+	// the frame limit in force.
+	MaxFrame     int // bytes of one incoming frame, at least MinFrame; past it: close 1009
+	MaxSDP       int // bytes of an offer or answer; plus SignalFrameOverhead it must fit MaxFrame
+	MaxCandidate int // bytes of one ICE candidate
+	MaxChatText  int // characters of one chat line
+	MaxRoomName  int // characters of a room name
+
 	// The room list: at most MaxListedRooms public rooms per watcher (newest
 	// first), and changes go out at most once per ListInterval, merged.
 	MaxListedRooms int           // default 100
@@ -102,6 +112,11 @@ func (c Config) withDefaults() Config {
 	def(&c.RoomsPerMinute, 10)
 	def(&c.ReplayFrames, 256)
 	def(&c.ReplayBytes, 64<<10)
+	def(&c.MaxFrame, protocol.MaxFrame)
+	def(&c.MaxSDP, protocol.MaxSDP)
+	def(&c.MaxCandidate, protocol.MaxCandidate)
+	def(&c.MaxChatText, protocol.MaxChatText)
+	def(&c.MaxRoomName, protocol.MaxRoomName)
 	defDur(&c.Grace, 20*time.Second)
 	defDur(&c.ListInterval, 250*time.Millisecond)
 	defDur(&c.PingInterval, 15*time.Second)
@@ -144,6 +159,7 @@ func (c Config) validate() error {
 	if c.MessagesPerSecond < 0 || c.SignalsPerSecond < 0 || c.ChatPerSecond < 0 || c.ListInterval < 0 {
 		errs = append(errs, errors.New("rates must be positive"))
 	}
+	errs = append(errs, c.validateLimits()...)
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("signaling: config: %w", err)
 	}

@@ -49,6 +49,9 @@ func (s *Session) handleCreateRoom(env protocol.Envelope) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	if err := s.hub.cfg.checkRoomName(m.Name); err != nil {
+		return err
+	}
 	_, host := s.addr()
 	ice := s.hub.cfg.ICE(s.id, host)
 	h := s.hub
@@ -216,6 +219,9 @@ func (s *Session) handleSignal(env protocol.Envelope) error {
 		return err
 	}
 	if err := m.Validate(); err != nil {
+		return err
+	}
+	if err := s.hub.cfg.checkSignal(&m); err != nil {
 		return err
 	}
 	if !s.signals.Allow() {

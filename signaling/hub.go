@@ -93,7 +93,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		h.log.Info("websocket upgrade refused", "remote", remote, "origin", r.Header.Get("Origin"), "err", err)
 		return
 	}
-	conn.SetReadLimit(protocol.MaxFrame)
+	conn.SetReadLimit(int64(h.cfg.MaxFrame))
 
 	l := newLink(h, conn, remote, r.Host)
 	h.mu.Lock()

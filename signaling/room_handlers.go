@@ -82,6 +82,9 @@ func (s *Session) handleUpdateRoom(env protocol.Envelope) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	if err := s.hub.cfg.checkRoomName(m.Name); err != nil {
+		return err
+	}
 	h := s.hub
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -174,6 +177,9 @@ func (s *Session) handleChat(env protocol.Envelope) error {
 		return err
 	}
 	if err := m.Validate(); err != nil {
+		return err
+	}
+	if err := s.hub.cfg.checkChat(m.Text); err != nil {
 		return err
 	}
 	h := s.hub

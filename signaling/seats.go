@@ -50,7 +50,7 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	h.tokens[sha256.Sum256([]byte(s.token))] = s
 	l.session = s
 	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
-		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame, Token: s.token,
+		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
 		Resume: resume, Grace: int(h.cfg.Grace / time.Second),
 	})
 	s.nudgePing() // so the ping is known before the player enters a room
@@ -91,7 +91,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	s.link = l
 	token := h.newResumeLocked(s)
 	welcome, err := protocol.Encode(protocol.TypeWelcome, id, &protocol.Welcome{
-		Version: protocol.Version, Session: s.id, MaxFrame: protocol.MaxFrame, Token: s.token,
+		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
 		Resume: token, Grace: int(h.cfg.Grace / time.Second), Resumed: true,
 	})
 	if err != nil {

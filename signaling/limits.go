@@ -1,0 +1,97 @@
+package signaling
+
+import (
+	"fmt"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// Size limits an operator may lower. The protocol's constants stay the
+// maximum every client may rely on, so a hub may only be stricter: a client
+// built against protocol.MaxSDP is never refused for size by a default
+// server. The hub applies its own limits after the protocol's Validate,
+// with the same invalid_argument reply.
+
+const (
+	// MinFrame is the smallest MaxFrame a hub accepts. Every request but an
+	// offer or answer fits in it with each field at its protocol maximum
+	// (TestMinFrameHoldsEveryRequest), so a lower frame limit refuses only
+	// SDP, and that by MaxSDP with a reply rather than by a 1009 close.
+	MinFrame = 2 << 10
+	// SignalFrameOverhead is what an offer's frame holds besides its SDP
+	// (envelope, keys, kind, the peer's id), with room to spare. MaxSDP
+	// plus this must fit MaxFrame, or an SDP under its limit could still
+	// close the connection for the frame's size.
+	SignalFrameOverhead = 256
+)
+
+func orDefault(v, d int) int {
+	if v == 0 {
+		return d
+	}
+	return v
+}
+
+// validateLimits checks the size limits before defaults apply (0 means the
+// protocol's value).
+func (c Config) validateLimits() []error {
+	var errs []error
+	for _, l := range []struct {
+		name   string
+		v, max int
+	}{
+		{"MaxFrame", c.MaxFrame, protocol.MaxFrame},
+		{"MaxSDP", c.MaxSDP, protocol.MaxSDP},
+		{"MaxCandidate", c.MaxCandidate, protocol.MaxCandidate},
+		{"MaxChatText", c.MaxChatText, protocol.MaxChatText},
+		{"MaxRoomName", c.MaxRoomName, protocol.MaxRoomName},
+	} {
+		if l.v < 0 || l.v > l.max {
+			errs = append(errs, fmt.Errorf("%s %d: must be between 1 and the protocol's %d (0: %d)", l.name, l.v, l.max, l.max))
+		}
+	}
+	if c.MaxFrame > 0 && c.MaxFrame < MinFrame {
+		errs = append(errs, fmt.Errorf("MaxFrame %d: must be at least %d", c.MaxFrame, MinFrame))
+	}
+	frame, sdp := orDefault(c.MaxFrame, protocol.MaxFrame), orDefault(c.MaxSDP, protocol.MaxSDP)
+	if sdp+SignalFrameOverhead > frame {
+		errs = append(errs, fmt.Errorf("MaxSDP %d: with %d bytes for the rest of the signal it must fit MaxFrame %d (at most %d)",
+			sdp, SignalFrameOverhead, frame, frame-SignalFrameOverhead))
+	}
+	return errs
+}
+
+func tooLong(field string, limit int, unit string) error {
+	return &protocol.ValidationError{Field: field, Reason: fmt.Sprintf("is longer than %d %s", limit, unit)}
+}
+
+// checkRoomName applies MaxRoomName to a name the protocol accepted,
+// counted as the protocol counts it (trimmed, in characters).
+func (c Config) checkRoomName(name string) error {
+	if utf8.RuneCountInString(strings.TrimSpace(name)) > c.MaxRoomName {
+		return tooLong("name", c.MaxRoomName, "characters")
+	}
+	return nil
+}
+
+// checkChat applies MaxChatText to a line the protocol accepted.
+func (c Config) checkChat(text string) error {
+	if utf8.RuneCountInString(strings.TrimSpace(text)) > c.MaxChatText {
+		return tooLong("text", c.MaxChatText, "characters")
+	}
+	return nil
+}
+
+// checkSignal applies MaxSDP and MaxCandidate to a signal the protocol
+// accepted.
+func (c Config) checkSignal(m *protocol.Signal) error {
+	if len(m.SDP) > c.MaxSDP {
+		return tooLong("sdp", c.MaxSDP, "bytes")
+	}
+	if len(m.Candidate) > c.MaxCandidate {
+		return tooLong("cand", c.MaxCandidate, "bytes")
+	}
+	return nil
+}
