@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench vulncheck
+.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench vulncheck screenshots
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -41,6 +41,11 @@ test-web: deps
 
 e2e: build
 	HOSTRELAY_BIN=$(abspath $(BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
+
+## screenshots: every lobby screen and the game at 390×844 and 1280×800, as PNGs in test-results/screenshots
+screenshots: build
+	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(BIN)) \
+	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts
 
 ## fuzz: run every Go fuzz target for FUZZTIME each under a 2 GiB memory cap
 fuzz:

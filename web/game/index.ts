@@ -74,7 +74,7 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   canvas.setAttribute('aria-label', 'the arena');
   const netgraph = new Netgraph();
   stage.append(canvas);
-  // The netgraph overlays the arena on a wide screen and sits under it on a phone (game.css).
+  // The netgraph sits under the arena, so it never hides play (game.css).
   const view = document.createElement('div');
   view.className = 'hr-game-view';
   view.append(stage, netgraph.el);
