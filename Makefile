@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench vulncheck screenshots
+.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench bench-netcode vulncheck screenshots
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -56,9 +56,14 @@ fuzz:
 	  done; \
 	done
 
-## bench: TURN vs coturn, latency, allocations, lobby, browser, capacity; one table (not part of test)
+## bench: TURN vs coturn, latency, allocations, lobby, browser, capacity; one table (not part of test); then bench-netcode
 bench: build
 	bench/run.sh $(BENCHARGS)
+	@$(MAKE) --no-print-directory bench-netcode
+
+## bench-netcode: game bytes per second per client, delta compression on and off, 2/4/8 players (simulated time, seconds)
+bench-netcode: deps
+	@npm run --silent bench:netcode
 
 ## vulncheck: govulncheck over every package (needs vuln.go.dev; says SKIPPED when unreachable)
 ## (VULNDB=file:///path or https://mirror points it at another copy of the database)
