@@ -32,6 +32,9 @@ describe('ByteWriter / ByteReader', () => {
     expect(() => new ByteReader(new Uint8Array([1])).u16()).toThrow(WireError);
     expect(() => new ByteReader(new Uint8Array([0x80, 0x80])).varint()).toThrow(WireError);
     expect(() => new ByteReader(new Uint8Array(9).fill(0xff)).varint()).toThrow(/longer than 8 bytes/);
+    // 2^53 and 2^56−1 fit in eight groups but not in a safe integer: the writer refuses them, so must the reader.
+    expect(() => new ByteReader(new Uint8Array([0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x10])).varint()).toThrow(/out of range/);
+    expect(() => new ByteReader(new Uint8Array([0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x7f])).varint()).toThrow(/out of range/);
     expect(() => new ByteWriter().varint(-1)).toThrow(WireError);
   });
 });

@@ -129,6 +129,8 @@ export class ByteReader {
     for (let i = 0; i < 8; i++) {
       const b = this.u8();
       v += (b & 0x7f) * scale;
+      // Eight groups hold 56 bits; past 2^53 the sum is rounded, a value the writer refuses.
+      if (b < 0x80 && v > Number.MAX_SAFE_INTEGER) throw new WireError('netcode: varint out of range');
       if (b < 0x80) return v;
       scale *= 0x80;
     }
