@@ -272,58 +272,81 @@ func TestJoinFailuresRateLimitedPerIP(t *testing.T) {
 	friend.join(code, "")
 }
 
+// TestConcurrentJoinsFillExactly: 20 players race for the 8 free seats of a
+// room (9 places, one of them the host's). Exactly 8 get in, and every other
+// one is told the room is full, not some other error a race could produce.
 func TestConcurrentJoinsFillExactly(t *testing.T) {
+	const free, players = 8, 20
 	hub, url := testHub(t, nil)
 	host := connect(t, url, "Host")
-	code := host.create("r", 8, "").Room.Code
-	clients := make([]*client, 20)
+	code := host.create("r", free+1, "").Room.Code
+	clients := make([]*client, players)
 	for i := range clients {
 		clients[i] = connect(t, url, "P")
 	}
+	type result struct {
+		typ, code string // code: the Error's, if typ is Error
+		err       error
+	}
+	results := make([]result, len(clients))
+	start := make(chan struct{})
 	var wg sync.WaitGroup
-	results := make([]string, len(clients))
 	for i, c := range clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			frame, _ := protocol.Encode(protocol.TypeJoinRoom, 1, &protocol.JoinRoom{Code: code})
+			frame, err := protocol.Encode(protocol.TypeJoinRoom, 1, &protocol.JoinRoom{Code: code})
+			if err != nil {
+				results[i].err = err
+				return
+			}
+			<-start // all writes go out together, so the joins really race
 			if err := c.conn.Write(t.Context(), websocket.MessageBinary, frame); err != nil {
-				results[i] = err.Error()
+				results[i].err = err
 				return
 			}
 			for {
 				env, err := c.read()
 				if err != nil {
-					results[i] = err.Error()
+					results[i].err = err
 					return
 				}
-				if env.ID == 1 {
-					results[i] = env.Type
-					return
+				if env.ID != 1 {
+					continue // an event, not the reply
 				}
+				results[i].typ = env.Type
+				if env.Type == protocol.TypeError {
+					var e protocol.Error
+					results[i].err = protocol.DecodeBody(env, &e)
+					results[i].code = e.Code
+				}
+				return
 			}
 		}()
 	}
+	close(start)
 	wg.Wait()
 	joined, full := 0, 0
-	for _, r := range results {
-		switch r {
-		case protocol.TypeRoomJoined:
+	for i, r := range results {
+		switch {
+		case r.err != nil:
+			t.Errorf("player %d: %v", i, r.err)
+		case r.typ == protocol.TypeRoomJoined:
 			joined++
-		case protocol.TypeError:
+		case r.typ == protocol.TypeError && r.code == protocol.CodeRoomFull:
 			full++
 		default:
-			t.Errorf("unexpected result %q", r)
+			t.Errorf("player %d: %s %q, want RoomJoined or room_full", i, r.typ, r.code)
 		}
 	}
-	if joined != 7 || full != 13 { // the host holds the 8th seat
-		t.Fatalf("joined %d, refused %d; want 7 and 13", joined, full)
+	if joined != free || full != players-free {
+		t.Fatalf("joined %d, refused as full %d; want %d and %d", joined, full, free, players-free)
 	}
 	hub.mu.RLock()
 	n := len(hub.rooms[code].members)
 	hub.mu.RUnlock()
-	if n != 8 {
-		t.Fatalf("room has %d members", n)
+	if n != free+1 {
+		t.Fatalf("room has %d members, want %d", n, free+1)
 	}
 }
 
