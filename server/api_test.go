@@ -1,13 +1,19 @@
 package server
 
 import (
+	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
+	"log/slog"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+
+	"github.com/hostrelay/hostrelay/protocol"
 )
 
 const testAPIKey = "operator-key-0123456789"
@@ -97,6 +103,105 @@ func TestICEEndpoint(t *testing.T) {
 	if status, _, bad := getICE(t, base+"?session="+session, http.Header{"X-Api-Key": {testAPIKey}}); status != 403 || bad.Error.Code != "session_closed" {
 		t.Fatalf("key for an expired session: %d %+v", status, bad)
 	}
+}
+
+// TestSecretsNeverLogged: API keys (right or wrong), session tokens (live,
+// ended or made up), resume tokens, TURN credentials and the TURN secret
+// never reach the log, at any level down to pion's trace, while every path
+// that handles them runs: hello, room creation, the ICE endpoint's refusals
+// and successes, TURN allocations with good and bad credentials, a forged
+// resume.
+func TestSecretsNeverLogged(t *testing.T) {
+	key, wrongKey, secret := "key-"+rand.Text(), "key-"+rand.Text(), rand.Text()
+	var logs logBuffer
+	s := startServerLogging(t, slog.LevelDebug-8, &logs, "-api-keys", key, "-turn-secret", secret)
+	base := "http://" + s.Addrs().HTTP + "/api/v1/ice"
+	l := dialLobby(t, s.Addrs().HTTP, "Bot")
+	token, session := l.welcome.Token, l.welcome.Session
+	rj := l.create("r", 2, "")
+	fakeToken := "st_" + rand.Text()
+
+	secrets := map[string]string{"API key": key, "wrong API key": wrongKey, "session token": token,
+		"made-up session token": fakeToken, "resume token": l.welcome.Resume, "TURN secret": secret,
+		"TURN credential (lobby)": rj.ICE.Servers[0].Credential}
+	for _, h := range []http.Header{
+		{"X-Api-Key": {key}},
+		{"X-Api-Key": {wrongKey}},
+		{"Authorization": {"Bearer " + token}},
+		{"Authorization": {"Bearer " + fakeToken}},
+		{"Authorization": {"Basic " + base64.StdEncoding.EncodeToString([]byte("user:"+key))}},
+	} {
+		status, ok, _ := getICE(t, base+"?session="+session, h)
+		if status == http.StatusOK {
+			secrets["TURN credential (API) "+ok.ICEServers[0].Username] = ok.ICEServers[0].Credential
+			allocate(t, s.Addrs().TURNUDP, iceFromJSON(ok))
+		}
+	}
+	allocate(t, s.Addrs().TURNUDP, rj.ICE)
+	bad := rj.ICE
+	bad.Servers = []protocol.ICEServer{bad.Servers[0]}
+	bad.Servers[0].Credential = "x" + bad.Servers[0].Credential
+	if _, err := tryAllocate(t, s.Addrs().TURNUDP, bad); err == nil {
+		t.Fatal("allocation with a wrong credential succeeded")
+	}
+	forgedResume := "rt_" + rand.Text()
+	secrets["forged resume token"] = forgedResume
+	conn, _, err := dialWS(t, s.Addrs().HTTP, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = newLobby(t, conn).call(protocol.TypeHello,
+		&protocol.Hello{Version: protocol.Version, Name: "Other", Resume: forgedResume}, &protocol.Welcome{})
+	if !isCode(err, protocol.CodeResumeFailed) {
+		t.Fatalf("forged resume: %v, want resume_failed", err)
+	}
+	// After the session ends its token and key route are refused (and may
+	// log that).
+	l.conn.Close(websocket.StatusNormalClosure, "")
+	<-l.closed
+	deadline := time.Now().Add(5 * time.Second)
+	for s.Hub().SessionLive(session) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	getICE(t, base, http.Header{"Authorization": {"Bearer " + token}})
+	getICE(t, base+"?session="+session, http.Header{"X-Api-Key": {key}})
+
+	out := logs.String()
+	// The log is not silent, so its silence on secrets means something:
+	// the refused key and the sessions were logged.
+	for _, want := range []string{"refused API key", session} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log never mentions %q; is it captured?\n%s", want, out)
+		}
+	}
+	for what, v := range secrets {
+		if v == "" {
+			t.Fatalf("%s: empty, nothing to look for", what)
+		}
+		for _, line := range strings.Split(out, "\n") {
+			if strings.Contains(line, v) {
+				t.Errorf("%s logged: %s", what, line)
+			}
+		}
+	}
+}
+
+// logBuffer collects a server's log for assertions.
+type logBuffer struct {
+	mu  sync.Mutex
+	buf strings.Builder
+}
+
+func (b *logBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *logBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
 }
 
 func TestICEEndpointWithoutConfiguredKeys(t *testing.T) {

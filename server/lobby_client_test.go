@@ -3,6 +3,8 @@ package server
 import (
 	"context"
 	"fmt"
+	"net"
+	"net/http"
 	"sync"
 	"testing"
 	"time"
@@ -28,21 +30,53 @@ type lobby struct {
 
 func dialLobby(t *testing.T, httpAddr, name string) *lobby {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws://"+httpAddr+"/ws", nil)
+	return dialLobbyFrom(t, httpAddr, "", name)
+}
+
+// dialLobbyFrom is dialLobby from the local address from ("": any), so a
+// test can be several clients: all of 127.0.0.0/8 reaches a loopback server.
+func dialLobbyFrom(t *testing.T, httpAddr, from, name string) *lobby {
+	t.Helper()
+	conn, resp, err := dialWS(t, httpAddr, from, nil)
 	if err != nil {
-		t.Fatalf("dial lobby: %v", err)
+		t.Fatalf("dial lobby: %v (%v)", err, resp)
 	}
-	conn.SetReadLimit(protocol.MaxFrame)
-	l := &lobby{t: t, conn: conn, wait: map[uint32]chan protocol.Envelope{},
-		events: make(chan protocol.Envelope, 256), closed: make(chan struct{})}
-	go l.readLoop()
-	t.Cleanup(func() { conn.CloseNow(); <-l.closed })
+	l := newLobby(t, conn)
 	if err := l.call(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: name}, &l.welcome); err != nil {
 		t.Fatalf("hello: %v", err)
 	}
 	return l
+}
+
+// newLobby starts reading conn, which has not said hello yet.
+func newLobby(t *testing.T, conn *websocket.Conn) *lobby {
+	l := &lobby{t: t, conn: conn, wait: map[uint32]chan protocol.Envelope{},
+		events: make(chan protocol.Envelope, 256), closed: make(chan struct{})}
+	go l.readLoop()
+	t.Cleanup(func() { conn.CloseNow(); <-l.closed })
+	return l
+}
+
+// dialWS opens /ws from the local address from ("": any) with header added
+// to the upgrade request. On a refused upgrade the response says why.
+func dialWS(t *testing.T, httpAddr, from string, header http.Header) (*websocket.Conn, *http.Response, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	opts := &websocket.DialOptions{HTTPHeader: header}
+	if from != "" {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
+		tr := &http.Transport{DialContext: d.DialContext}
+		// A refused upgrade leaves a keep-alive connection in the pool.
+		t.Cleanup(tr.CloseIdleConnections)
+		opts.HTTPClient = &http.Client{Transport: tr}
+	}
+	conn, resp, err := websocket.Dial(ctx, "ws://"+httpAddr+"/ws", opts)
+	if err != nil {
+		return nil, resp, err
+	}
+	conn.SetReadLimit(protocol.MaxFrame)
+	return conn, resp, nil
 }
 
 func (l *lobby) readLoop() {

@@ -1,18 +1,21 @@
 package server
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pion/stun/v3"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -21,6 +24,13 @@ import (
 // the kernel.
 func startServer(t *testing.T, extraArgs ...string) *Server {
 	t.Helper()
+	return startServerLogging(t, slog.LevelInfo, testLog{t}, extraArgs...)
+}
+
+// startServerLogging is startServer with its log, from level up, written
+// to w.
+func startServerLogging(t *testing.T, level slog.Level, w io.Writer, extraArgs ...string) *Server {
+	t.Helper()
 	cfg, err := LoadConfig(append([]string{
 		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-turn-secret", "0123456789abcdef0123456789abcdef",
@@ -28,7 +38,7 @@ func startServer(t *testing.T, extraArgs ...string) *Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	log := slog.New(slog.NewTextHandler(testLog{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	s, err := New(t.Context(), cfg, log)
 	if err != nil {
 		t.Fatal(err)
@@ -191,6 +201,53 @@ func TestForgedForwardedForIgnored(t *testing.T) {
 	}
 }
 
+// TestTrustedProxyForwardedFor: with -trusted-proxies, a connection from a
+// trusted proxy is charged to the right-most X-Forwarded-For entry that is
+// not itself a trusted proxy, so what a client writes in front of that (the
+// proxy appends the real address after it) is not believed; from any other
+// peer the header is ignored. The per-IP connection limit shows which
+// address each connection was charged to.
+func TestTrustedProxyForwardedFor(t *testing.T) {
+	const proxy, direct = "127.0.0.2", "127.0.0.1" // both reach a loopback server
+	s := startServer(t, "-trusted-proxies", proxy+"/32", "-max-conns-per-ip", "2")
+	addr := s.Addrs().HTTP
+	// open upgrades from `from` with X-Forwarded-For xff and returns the
+	// status; an accepted connection stays open until the test ends.
+	open := func(from, xff string) int {
+		t.Helper()
+		conn, resp, err := dialWS(t, addr, from, http.Header{"X-Forwarded-For": {xff}})
+		if err == nil {
+			t.Cleanup(func() { conn.CloseNow() })
+			return http.StatusSwitchingProtocols
+		}
+		if resp == nil {
+			t.Fatalf("dial from %s, XFF %q: %v", from, xff, err)
+		}
+		return resp.StatusCode
+	}
+	for i, step := range []struct {
+		why       string
+		from, xff string
+		want      int
+	}{
+		{"client behind the proxy, 1 of 2", proxy, "203.0.113.5", 101},
+		{"client behind the proxy, 2 of 2", proxy, "203.0.113.5", 101},
+		{"client behind the proxy, past its limit", proxy, "203.0.113.5", 429},
+		{"the same client with a forged entry in front", proxy, "198.51.100.9, 203.0.113.5", 429},
+		{"another client behind the proxy (the proxy is not charged)", proxy, "203.0.113.6", 101},
+		{"a trusted hop is skipped: still 203.0.113.6, 2 of 2", proxy, "198.51.100.9, 203.0.113.6, " + proxy, 101},
+		{"a trusted hop is skipped: 203.0.113.6 past its limit", proxy, "198.51.100.10, 203.0.113.6, " + proxy, 429},
+		{"untrusted peer: charged to the peer, 1 of 2", direct, "203.0.113.7", 101},
+		{"untrusted peer: charged to the peer, 2 of 2", direct, "203.0.113.8", 101},
+		{"untrusted peer past its limit, whatever it claims", direct, "203.0.113.9", 429},
+	} {
+		if got := open(step.from, step.xff); got != step.want {
+			t.Fatalf("step %d (%s): from %s, X-Forwarded-For %q: status %d, want %d",
+				i, step.why, step.from, step.xff, got, step.want)
+		}
+	}
+}
+
 func TestConfigLayers(t *testing.T) {
 	env := map[string]string{"HOSTRELAY_HTTP": "127.0.0.1:9000", "HOSTRELAY_LOG_LEVEL": "debug", "HOSTRELAY_TURN_SECRET": "env-secret-at-least-16"}
 	cfg, err := LoadConfig([]string{"-http", "127.0.0.1:9001"}, func(k string) string { return env[k] }, io.Discard)
@@ -280,5 +337,219 @@ func TestMessagesPerSecondFlag(t *testing.T) {
 	}
 	if refused < 9 {
 		t.Fatalf("refused message %d, want none of the first 9 and one soon after", refused)
+	}
+}
+
+// TestMaxConnsPerIPFlag: -max-conns-per-ip reaches the live hub: at the limit
+// every connection of one IP is served, past it the upgrade gets 429, other
+// IPs are unaffected, and closing one makes room again.
+func TestMaxConnsPerIPFlag(t *testing.T) {
+	s := startServer(t, "-max-conns-per-ip", "3")
+	addr := s.Addrs().HTTP
+	var conns []*lobby
+	for i := 0; i < 3; i++ {
+		conns = append(conns, dialLobbyFrom(t, addr, "127.0.0.1", fmt.Sprintf("P%d", i)))
+	}
+	conn, resp, err := dialWS(t, addr, "127.0.0.1", nil)
+	if err == nil {
+		conn.CloseNow()
+		t.Fatal("4th connection from one IP accepted, want 429")
+	}
+	if resp == nil || resp.StatusCode != http.StatusTooManyRequests {
+		t.Fatalf("4th connection from one IP: %v, want 429", err)
+	}
+	dialLobbyFrom(t, addr, "127.0.0.2", "Other")
+
+	conns[0].conn.Close(websocket.StatusNormalClosure, "")
+	<-conns[0].closed
+	// The server releases the slot when it has finished with the session,
+	// a moment after the close handshake.
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		conn, resp, err := dialWS(t, addr, "127.0.0.1", nil)
+		if err == nil {
+			conn.CloseNow()
+			break
+		}
+		if resp == nil || resp.StatusCode != http.StatusTooManyRequests || time.Now().After(deadline) {
+			t.Fatalf("after one of 3 closed: %v %v", resp, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestJoinsPerMinuteFlag: -joins-per-minute reaches the live hub: that many
+// joins from one IP succeed, the next is refused with rate_limited, and
+// another IP still joins.
+func TestJoinsPerMinuteFlag(t *testing.T) {
+	// 3 a minute refills one every 20 s, far longer than this test takes.
+	s := startServer(t, "-joins-per-minute", "3")
+	addr := s.Addrs().HTTP
+	code := dialLobbyFrom(t, addr, "127.0.0.3", "Host").create("r", 8, "").Room.Code
+	for i := 0; i < 3; i++ {
+		if _, err := dialLobbyFrom(t, addr, "127.0.0.1", fmt.Sprintf("P%d", i)).join(code, ""); err != nil {
+			t.Fatalf("join %d of 3: %v", i+1, err)
+		}
+	}
+	if _, err := dialLobbyFrom(t, addr, "127.0.0.1", "P3").join(code, ""); !isCode(err, protocol.CodeRateLimited) {
+		t.Fatalf("4th join from one IP: %v, want rate_limited", err)
+	}
+	if _, err := dialLobbyFrom(t, addr, "127.0.0.2", "Other").join(code, ""); err != nil {
+		t.Fatalf("join from another IP: %v", err)
+	}
+}
+
+// TestTURNMaxAllocationsFlag: -turn-max-allocations reaches the live TURN
+// server: a session gets that many allocations, the next is refused with
+// 486 Allocation Quota Reached, and another session is unaffected.
+func TestTURNMaxAllocationsFlag(t *testing.T) {
+	s := startServer(t, "-turn-max-allocations", "2")
+	a := s.Addrs()
+	host := dialLobby(t, a.HTTP, "Host")
+	rj := host.create("r", 4, "")
+	for i := 0; i < 2; i++ {
+		allocate(t, a.TURNUDP, rj.ICE)
+	}
+	_, err := tryAllocate(t, a.TURNUDP, rj.ICE)
+	var te *stun.TurnError
+	if !errors.As(err, &te) || te.ErrorCodeAttr.Code != stun.CodeAllocQuotaReached {
+		t.Fatalf("3rd allocation: %v, want 486 Allocation Quota Reached", err)
+	}
+	mate, err := dialLobby(t, a.HTTP, "Mate").join(rj.Room.Code, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	allocate(t, a.TURNUDP, mate.ICE)
+}
+
+// TestTURNMaxBandwidthFlag: -turn-max-bandwidth and -turn-bandwidth-burst
+// reach the live TURN server: a burst within them is relayed whole, a
+// larger one is cut. At the default (1 MiB/s, 256 KiB bursts) nothing here
+// would be dropped.
+func TestTURNMaxBandwidthFlag(t *testing.T) {
+	s := startServer(t, "-turn-max-bandwidth", "16KiB", "-turn-bandwidth-burst", "4KiB")
+	a := s.Addrs()
+	host := dialLobby(t, a.HTTP, "Host")
+	rj := host.create("r", 2, "")
+	mate, err := dialLobby(t, a.HTTP, "Mate").join(rj.Room.Code, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sender, receiver := allocate(t, a.TURNUDP, rj.ICE), allocate(t, a.TURNUDP, mate.ICE)
+	// TURN delivers only from peers with a permission: open one each way.
+	if _, err := receiver.WriteTo([]byte("open"), sender.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 1500)
+	readOne := func(what string) {
+		t.Helper()
+		_ = receiver.SetReadDeadline(time.Now().Add(5 * time.Second))
+		if _, _, err := receiver.ReadFrom(buf); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	if _, err := sender.WriteTo([]byte("open"), receiver.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	readOne("first packet")
+
+	// Within the burst: 3000 bytes, all relayed, none dropped.
+	packet := bytes.Repeat([]byte("x"), 1000)
+	for i := 0; i < 3; i++ {
+		if _, err := sender.WriteTo(packet, receiver.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < 3; i++ {
+		readOne(fmt.Sprintf("packet %d of a burst within the limit", i+1))
+	}
+	if st := s.turn.Stats(); st.DroppedBandwidth != 0 {
+		t.Fatalf("within the limit: %d packets dropped", st.DroppedBandwidth)
+	}
+
+	// Past it: 40 KB at once is ten bursts' worth.
+	for i := 0; i < 40; i++ {
+		if _, err := sender.WriteTo(packet, receiver.LocalAddr()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for s.turn.Stats().DroppedBandwidth == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("40 KB at once on a 4 KiB burst: nothing dropped")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// TestShutdownClosesTURN: Shutdown closes TURN itself, not the process's
+// exit: while this process lives on, the TURN ports that answered before
+// stop answering.
+func TestShutdownClosesTURN(t *testing.T) {
+	cfg, err := LoadConfig([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
+		"-turn-secret", "0123456789abcdef0123456789abcdef"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Not startServer: its cleanup would shut the server down a second time.
+	s, err := New(t.Context(), cfg, slog.New(slog.NewTextHandler(testLog{t}, nil)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := s.Addrs()
+	dialTCP := func() error {
+		c, err := net.DialTimeout("tcp", a.TURNTCP, 5*time.Second)
+		if err == nil {
+			c.Close()
+		}
+		return err
+	}
+	if err := stunBinding(a.TURNUDP, 5*time.Second); err != nil {
+		t.Fatalf("TURN UDP before shutdown: %v", err)
+	}
+	if err := dialTCP(); err != nil {
+		t.Fatalf("TURN TCP before shutdown: %v", err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := s.Shutdown(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := stunBinding(a.TURNUDP, time.Second); err == nil {
+		t.Fatal("TURN UDP still answers after Shutdown")
+	}
+	if err := dialTCP(); err == nil {
+		t.Fatal("TURN TCP still accepts after Shutdown")
+	}
+}
+
+// stunBinding sends a STUN binding request to addr over UDP and waits up to
+// wait for the matching success response.
+func stunBinding(addr string, wait time.Duration) error {
+	conn, err := net.Dial("udp4", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	req := stun.MustBuild(stun.TransactionID, stun.BindingRequest)
+	if _, err := conn.Write(req.Raw); err != nil {
+		return err
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
+		return err
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil {
+			return err
+		}
+		res := &stun.Message{Raw: append([]byte(nil), buf[:n]...)}
+		if res.Decode() == nil && res.TransactionID == req.TransactionID {
+			if res.Type != stun.BindingSuccess {
+				return fmt.Errorf("binding answered with %v", res.Type)
+			}
+			return nil
+		}
 	}
 }

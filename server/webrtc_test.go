@@ -318,6 +318,17 @@ func TestNoOpenRelay(t *testing.T) {
 // allocate makes a TURN allocation with lobby-issued credentials.
 func allocate(t *testing.T, turnAddr string, ice protocol.ICE) net.PacketConn {
 	t.Helper()
+	relay, err := tryAllocate(t, turnAddr, ice)
+	if err != nil {
+		t.Fatalf("allocate: %v", err)
+	}
+	return relay
+}
+
+// tryAllocate is allocate for a test that expects a refusal: it returns the
+// server's error. Each call is a new client socket, so a new allocation.
+func tryAllocate(t *testing.T, turnAddr string, ice protocol.ICE) (net.PacketConn, error) {
+	t.Helper()
 	conn, err := net.ListenPacket("udp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -338,10 +349,12 @@ func allocate(t *testing.T, turnAddr string, ice protocol.ICE) net.PacketConn {
 	}
 	relay, err := c.Allocate()
 	if err != nil {
-		t.Fatalf("allocate: %v", err)
+		c.Close()
+		conn.Close()
+		return nil, err
 	}
 	t.Cleanup(func() { relay.Close(); c.Close(); conn.Close() })
-	return relay
+	return relay, nil
 }
 
 func iceFromJSON(r iceResponse) protocol.ICE {
