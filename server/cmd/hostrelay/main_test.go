@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
@@ -13,6 +15,7 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
+	"github.com/pion/stun/v3"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -154,8 +157,21 @@ func lobby(t *testing.T, addr string) *websocket.Conn {
 // exits 0.
 func TestSIGTERMDrains(t *testing.T) {
 	c := startChild(t, "-shutdown-grace", "10s")
-	addr, _ := c.waitLog("listening")["http"].(string)
+	listening := c.waitLog("listening")
+	addr, _ := listening["http"].(string)
+	turnUDP, _ := listening["turn_udp"].(string)
+	turnTCP, _ := listening["turn_tcp"].(string)
 	conn := lobby(t, addr)
+	// TURN answers before the signal, so its silence after exit means it
+	// was closed, not that the probe was wrong.
+	if err := stunBinding(turnUDP, 5*time.Second); err != nil {
+		t.Fatalf("TURN UDP before SIGTERM: %v", err)
+	}
+	if tc, err := net.DialTimeout("tcp", turnTCP, 5*time.Second); err != nil {
+		t.Fatalf("TURN TCP before SIGTERM: %v", err)
+	} else {
+		tc.Close()
+	}
 
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
@@ -183,6 +199,71 @@ func TestSIGTERMDrains(t *testing.T) {
 	c.waitLog("stopped")
 	if code := c.exitCode(); code != 0 {
 		t.Fatalf("exit code %d", code)
+	}
+	// TURN is gone with it: a binding request gets no answer (a refusal,
+	// on loopback, or silence) and TCP connections are refused.
+	if err := stunBinding(turnUDP, time.Second); err == nil {
+		t.Fatal("TURN UDP still answers after exit")
+	}
+	if tc, err := net.DialTimeout("tcp", turnTCP, 5*time.Second); err == nil {
+		tc.Close()
+		t.Fatal("TURN TCP still accepts after exit")
+	}
+}
+
+// TestShutdownGraceHonoured: a client that never answers the going-away
+// close keeps the drain waiting, but only for -shutdown-grace: the process
+// then exits anyway, saying the drain ran out of time.
+func TestShutdownGraceHonoured(t *testing.T) {
+	const grace = time.Second
+	c := startChild(t, "-shutdown-grace", grace.String())
+	addr, _ := c.waitLog("listening")["http"].(string)
+	conn := lobby(t, addr) // never read again: the close handshake stalls
+	defer conn.CloseNow()
+
+	start := time.Now()
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	// The drain ends by its deadline, not because the client went away
+	// (it has not) or the library gave up on it: Shutdown says so.
+	exit := c.waitLog("exit")
+	if msg, _ := exit["err"].(string); !strings.Contains(msg, context.DeadlineExceeded.Error()) {
+		t.Fatalf("exit error %q, want the drain deadline", msg)
+	}
+	// exitCode bounds the wait generously; the figure is for the log only.
+	code := c.exitCode()
+	t.Logf("exited with %d %v after SIGTERM (grace %v)", code, time.Since(start).Round(time.Millisecond), grace)
+}
+
+// stunBinding sends a STUN binding request to addr over UDP and waits up to
+// wait for the matching success response.
+func stunBinding(addr string, wait time.Duration) error {
+	conn, err := net.Dial("udp4", addr)
+	if err != nil {
+		return err
+	}
+	defer conn.Close()
+	req := stun.MustBuild(stun.TransactionID, stun.BindingRequest)
+	if _, err := conn.Write(req.Raw); err != nil {
+		return err
+	}
+	if err := conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
+		return err
+	}
+	buf := make([]byte, 1500)
+	for {
+		n, err := conn.Read(buf)
+		if err != nil {
+			return err
+		}
+		res := &stun.Message{Raw: append([]byte(nil), buf[:n]...)}
+		if res.Decode() == nil && res.TransactionID == req.TransactionID {
+			if res.Type != stun.BindingSuccess {
+				return fmt.Errorf("binding answered with %v", res.Type)
+			}
+			return nil
+		}
 	}
 }
 
