@@ -8,6 +8,8 @@ import {
   encodeEvent,
   encodeInputPacket,
   MAX_INPUTS_PER_PACKET,
+  MAX_STRING_BYTES,
+  MAX_TICK,
   readSnapshotHeader,
   writeSnapshotHeader,
   type NetEvent,
@@ -77,6 +79,27 @@ describe('snapshot headers and events', () => {
     const w = new ByteWriter();
     writeSnapshotHeader(w, { packetSeq: 0, tick: 5, baseTick: 5, ackSeq: 0, stickyTotal: 0, echo: null, inputSlack: 0, upLoss255: 0, hash: null });
     expect(() => readSnapshotHeader(new ByteReader(w.finish()))).toThrow(WireError);
+  });
+
+  it('takes ticks up to MAX_TICK and refuses one past it (a hostile host cannot stop our inputs)', () => {
+    const at = (tick: number): SnapshotHeader => ({ packetSeq: 0, tick, baseTick: 0, ackSeq: 0, stickyTotal: 0, echo: null, inputSlack: 0, upLoss255: 0, hash: null });
+    const w = new ByteWriter();
+    writeSnapshotHeader(w, at(MAX_TICK));
+    expect(readSnapshotHeader(new ByteReader(w.finish())).tick).toBe(MAX_TICK);
+    w.reset();
+    writeSnapshotHeader(w, at(MAX_TICK + 1));
+    expect(() => readSnapshotHeader(new ByteReader(w.finish()))).toThrow(WireError);
+    // What the limit protects: the client echoes the tick in 1/16ths, and that must still encode.
+    expect(() => new ByteWriter().varint(MAX_TICK * 16)).not.toThrow();
+  });
+
+  it('cuts a long string at MAX_STRING_BYTES on a character boundary, so the event still arrives', () => {
+    const exact = 'k'.repeat(MAX_STRING_BYTES);
+    expect(decodeEvent(encodeEvent({ type: 'kicked', reason: exact }))).toEqual({ type: 'kicked', reason: exact });
+    // 1023 ASCII bytes, then a 4-byte emoji that does not fit: it is dropped whole, not split.
+    const over = 'k'.repeat(MAX_STRING_BYTES - 1) + '😀' + 'tail';
+    const got = decodeEvent(encodeEvent({ type: 'kicked', reason: over }));
+    expect(got).toEqual({ type: 'kicked', reason: 'k'.repeat(MAX_STRING_BYTES - 1) });
   });
 
   it('codes every event', () => {

@@ -102,6 +102,9 @@ export function writeSnapshotHeader(w: ByteWriter, h: SnapshotHeader): void {
   if (h.hash !== null) w.u32(h.hash);
 }
 
+/** The largest snapshot tick a client accepts. */
+export const MAX_TICK = 2 ** 40;
+
 export function readSnapshotHeader(r: ByteReader): SnapshotHeader {
   if (r.u8() !== PacketType.Snapshot) throw new WireError('netcode: not a snapshot');
   const packetSeq = r.u16();
@@ -115,6 +118,10 @@ export function readSnapshotHeader(r: ByteReader): SnapshotHeader {
   const upLoss255 = r.u8();
   const hash = flags & FLAG_HASH ? r.u32() : null;
   if (baseTick >= tick && baseTick !== 0) throw new WireError('netcode: baseline after snapshot');
+  // A hostile host could send a tick whose 1/16ths the client cannot echo
+  // back (past 2^53): the client would stop sending inputs. No honest game
+  // gets near the bound (580 years at 60 Hz).
+  if (tick > MAX_TICK) throw new WireError('netcode: tick out of range');
   return { packetSeq, tick, baseTick, ackSeq, stickyTotal, echo, inputSlack, upLoss255, hash };
 }
 
@@ -130,14 +137,26 @@ export type NetEvent =
 const text = new TextEncoder();
 const untext = new TextDecoder();
 
+/** The longest string an event carries, in UTF-8 bytes. */
+export const MAX_STRING_BYTES = 1024;
+
+/**
+ * Writes s, cut to MAX_STRING_BYTES at a character boundary: a kick with a
+ * long reason must still reach the player, and readString refuses more.
+ */
 function writeString(w: ByteWriter, s: string): void {
-  const b = text.encode(s);
+  let b = text.encode(s);
+  if (b.length > MAX_STRING_BYTES) {
+    let end = MAX_STRING_BYTES;
+    while (end > 0 && (b[end]! & 0xc0) === 0x80) end--; // back off to the start of a character
+    b = b.subarray(0, end);
+  }
   w.varint(b.length).bytes(b);
 }
 
 function readString(r: ByteReader): string {
   const n = r.varint();
-  if (n > 1024) throw new WireError('netcode: string too long');
+  if (n > MAX_STRING_BYTES) throw new WireError('netcode: string too long');
   return untext.decode(r.bytes(n));
 }
 
