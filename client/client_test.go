@@ -5,10 +5,15 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/http"
+	"net/http/httptest"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	"github.com/hostrelay/hostrelay/client"
 	"github.com/hostrelay/hostrelay/protocol"
@@ -238,21 +243,14 @@ func TestJoinErrors(t *testing.T) {
 // SDK's and are not counted.
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
-	sdk := []string{"hostrelay/client.", "pion/webrtc", "pion/ice", "pion/sctp", "pion/dtls", "pion/datachannel", "pion/srtp", "pion/interceptor"}
 	deadline := time.Now().Add(10 * time.Second)
 	for {
 		buf := make([]byte, 4<<20)
 		buf = buf[:runtime.Stack(buf, true)]
 		var leaked []string
 		for _, g := range strings.Split(string(buf), "\n\n") {
-			if strings.Contains(g, "client_test.checkNoLeaks") {
-				continue
-			}
-			for _, marker := range sdk {
-				if strings.Contains(g, marker) {
-					leaked = append(leaked, g)
-					break
-				}
+			if sdkGoroutine(g) {
+				leaked = append(leaked, g)
 			}
 		}
 		if len(leaked) == 0 {
@@ -263,6 +261,123 @@ func checkNoLeaks(t *testing.T) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+}
+
+// sdkMarkers name the SDK and the libraries it runs: pion/ice v4.4 gathers
+// relay candidates with pion/turn/v5's client (the server is on v4), and
+// ice's mDNS is off but would be a leak if it ran.
+var sdkMarkers = []string{"hostrelay/client.", "pion/webrtc", "pion/ice", "pion/sctp", "pion/dtls",
+	"pion/datachannel", "pion/srtp", "pion/interceptor", "pion/turn/v5", "pion/mdns"}
+
+// sdkGoroutine reports whether a goroutine's stack (frames and "created
+// by") is the SDK's or its WebRTC stack's. coder/websocket serves both ends
+// in these tests; the server's goroutines run in or were started by
+// signaling or server code, so any other is the SDK's.
+func sdkGoroutine(stack string) bool {
+	if strings.Contains(stack, "client_test.checkNoLeaks") {
+		return false
+	}
+	for _, marker := range sdkMarkers {
+		if strings.Contains(stack, marker) {
+			return true
+		}
+	}
+	return strings.Contains(stack, "github.com/coder/websocket") &&
+		!strings.Contains(stack, "hostrelay/hostrelay/signaling") && !strings.Contains(stack, "hostrelay/hostrelay/server")
+}
+
+// TestSDKGoroutineMarkers holds sdkGoroutine to stacks of the kinds it must
+// tell apart, so a renamed package cannot silently blind the leak check.
+func TestSDKGoroutineMarkers(t *testing.T) {
+	for stack, want := range map[string]bool{
+		"goroutine 7 [select]:\ngithub.com/pion/turn/v5/internal/client.(*PeriodicTimer).Start.func1()\n" +
+			"created by github.com/pion/turn/v5/internal/client.(*PeriodicTimer).Start in goroutine 5": true,
+		"goroutine 8 [IO wait]:\ninternal/poll.(*FD).Read()\ncreated by github.com/pion/ice/v4.(*Agent).gatherCandidatesRelay": true,
+		"goroutine 9 [chan receive]:\ngithub.com/hostrelay/hostrelay/client.(*Lobby).readLoop()":                               true,
+		"goroutine 10 [IO wait]:\ngithub.com/coder/websocket.(*Conn).CloseRead.func1()\n" +
+			"created by github.com/coder/websocket.(*Conn).CloseRead in goroutine 9": true,
+		"goroutine 11 [IO wait]:\ngithub.com/coder/websocket.(*Conn).Read()\n" +
+			"github.com/hostrelay/hostrelay/signaling.(*session).readLoop()": false,
+		"goroutine 12 [select]:\ngithub.com/pion/turn/v4.(*Server).readLoop()":              false,
+		"goroutine 13 [select]:\ngithub.com/pion/transport/v4/vnet.(*Router).Start.func1()": false,
+		"goroutine 14 [running]:\ngithub.com/hostrelay/hostrelay/client_test.checkNoLeaks()\n" +
+			"github.com/hostrelay/hostrelay/client_test.TestX()": false,
+	} {
+		if got := sdkGoroutine(stack); got != want {
+			t.Errorf("sdkGoroutine = %v, want %v for\n%s", got, want, stack)
+		}
+	}
+}
+
+// TestDialFailuresLeaveNothing: every way Dial can fail, before or after the
+// WebSocket opens, returns an error and leaves no goroutine behind.
+func TestDialFailuresLeaveNothing(t *testing.T) {
+	url := startServer(t)
+	// A WebSocket server that accepts and then never answers hello, or
+	// closes at once; it reads so the SDK's close handshake completes.
+	var handlers sync.WaitGroup
+	fake := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		handlers.Add(1)
+		defer handlers.Done()
+		conn, err := websocket.Accept(w, r, nil)
+		if err != nil {
+			return
+		}
+		defer conn.CloseNow()
+		if r.URL.Path == "/close" {
+			_ = conn.Close(websocket.StatusPolicyViolation, "go away")
+			return
+		}
+		for {
+			if _, _, err := conn.Read(context.Background()); err != nil {
+				return
+			}
+		}
+	}))
+	defer fake.Close()
+	fakeURL := "ws" + strings.TrimPrefix(fake.URL, "http")
+
+	cancelled, cancel := context.WithCancel(t.Context())
+	cancel()
+	for name, c := range map[string]struct {
+		url  string
+		ctx  context.Context
+		opts client.Options
+	}{
+		"cancelled context": {url, cancelled, client.Options{Name: "x"}},
+		"not a WebSocket":   {strings.TrimSuffix(url, "/ws") + "/nope", t.Context(), client.Options{Name: "x"}},
+		"refused origin": {url, t.Context(), client.Options{Name: "x",
+			Header: http.Header{"Origin": []string{"https://evil.example"}}}},
+		"no answer to hello":  {fakeURL + "/silent", nil, client.Options{Name: "x"}},
+		"closed before hello": {fakeURL + "/close", t.Context(), client.Options{Name: "x"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			ctx := c.ctx
+			if ctx == nil {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(t.Context(), 300*time.Millisecond)
+				defer cancel()
+			}
+			c.opts.Logger = slog.New(slog.NewTextHandler(io.Discard, nil))
+			l, err := client.Dial(ctx, c.url, c.opts)
+			if err == nil {
+				l.Close()
+				t.Fatal("Dial succeeded")
+			}
+			t.Log(err)
+		})
+	}
+	// The fake server's goroutines use coder/websocket too; they must be gone
+	// before the check, or they would count as the SDK's. They end when the
+	// SDK closes its side, so one still running is itself a leak.
+	gone := make(chan struct{})
+	go func() { handlers.Wait(); close(gone) }()
+	select {
+	case <-gone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a failed Dial left its WebSocket open: the fake server is still reading")
+	}
+	checkNoLeaks(t)
 }
 
 type testLog struct{ t *testing.T }
