@@ -7,11 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -292,8 +289,9 @@ func TestOnLossyVirtualNetwork(t *testing.T) {
 	// Each packet crosses two lossy links, so about (1-loss)² = 81 % arrive.
 	// The bounds are over 4 standard deviations of a run of 300 packets away
 	// from that: the seed fixes the drops, but which packet meets which draw
-	// depends on timing (and vnet's jitter on the global rand).
-	known, version := negotiatedChannelsReliable(t)
+	// depends on timing (and vnet's jitter on the global rand). Every packet
+	// arriving would mean the channel retransmits: pion/datachannel before
+	// v1.6.4 ignored a negotiated channel's reliability settings (go.mod).
 	for _, dir := range []struct {
 		name     string
 		from, to *gameEnd
@@ -304,49 +302,15 @@ func TestOnLossyVirtualNetwork(t *testing.T) {
 		if sent < 200 {
 			t.Fatalf("%s: only %d game packets sent", dir.name, sent)
 		}
-		if !known && (share < 0.70 || share > 0.92) {
+		if share < 0.70 || share > 0.92 {
 			t.Errorf("%s: %.1f %% of game packets arrived, want 70–92 %% at %.0f %% loss per link", dir.name, 100*share, 100*loss)
 		}
 	}
 	// A game packet retransmitted (after SCTP's 1 s minimum timeout) would
 	// hold up the ones behind it on an ordered channel.
-	if median := rtts[len(rtts)/2]; !known && median > 500*time.Millisecond {
+	if median := rtts[len(rtts)/2]; median > 500*time.Millisecond {
 		t.Errorf("median round trip %v: late packets hold up the game channel", median)
 	}
-	if known {
-		t.Skipf("KNOWN BUG: pion/datachannel %s never applies a negotiated channel's ordered and maxRetransmits "+
-			"settings, so the Go SDK's game channel is reliable and ordered: the share of game packets lost and "+
-			"the round trips left to retransmissions cannot be checked; v1.6.4 fixes it (go get github.com/pion/datachannel@v1.6.4)", version)
-	}
-}
-
-// negotiatedChannelsReliable reports whether go.mod builds the SDK with a
-// pion/datachannel older than v1.6.4: those create negotiated channels
-// without applying their reliability settings (Client never calls
-// commitReliabilityParams, which only a DCEP ACK triggers), so every
-// negotiated channel is reliable and ordered whatever it was created with.
-// (Test binaries carry no dependency versions in their build info.)
-func negotiatedChannelsReliable(t *testing.T) (bool, string) {
-	gomod, err := os.ReadFile(filepath.Join("..", "go.mod"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	const path = "github.com/pion/datachannel "
-	version := ""
-	for _, line := range strings.Split(string(gomod), "\n") {
-		line = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(line), "require"))
-		if strings.HasPrefix(line, "replace") && strings.Contains(line, path) {
-			return false, "replaced" // a patched copy: hold it to account
-		}
-		if rest, ok := strings.CutPrefix(line, path); ok {
-			version = strings.Fields(rest)[0]
-		}
-	}
-	var major, minor, patch int
-	if _, err := fmt.Sscanf(version, "v%d.%d.%d", &major, &minor, &patch); err != nil {
-		t.Fatalf("pion/datachannel version %q in go.mod", version)
-	}
-	return major == 1 && (minor < 6 || minor == 6 && patch < 4), version
 }
 
 // gameEnd is one side of the game: it streams numbered game packets and
