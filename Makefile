@@ -47,7 +47,7 @@ screenshots: build
 	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(BIN)) \
 	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts
 
-## fuzz: run every Go fuzz target for FUZZTIME each under a 2 GiB memory cap
+## fuzz: run every Go fuzz target for FUZZTIME each under a 4 GiB address-space cap
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \
 	  for target in $$($(GO) test -list '^Fuzz' $$pkg | grep '^Fuzz'); do \
