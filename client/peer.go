@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -40,6 +41,10 @@ type peer struct {
 
 	mu        sync.Mutex
 	remoteSet bool
+	// offerSession is the o= session id of the last offer applied: the same
+	// RTCPeerConnection keeps it across renegotiations (an ICE restart after
+	// fresh credentials), a new one picks another.
+	offerSession string
 	pending   []webrtc.ICECandidateInit // candidates that overtook the description
 	openCount int
 
@@ -186,10 +191,21 @@ func (p *peer) apply(m protocol.Signal) error {
 		if m.Kind == protocol.SignalOffer {
 			typ = webrtc.SDPTypeOffer
 		}
+		if typ == webrtc.SDPTypeOffer {
+			// Local candidates of a renegotiation wait for its answer, as
+			// the first ones waited for the first: a candidate of the new
+			// ICE session must not reach the peer before the session does.
+			p.sigMu.Lock()
+			p.localSent = false
+			p.sigMu.Unlock()
+		}
 		if err := p.pc.SetRemoteDescription(webrtc.SessionDescription{Type: typ, SDP: m.SDP}); err != nil {
 			return fmt.Errorf("client: remote %s: %w", m.Kind, err)
 		}
 		p.mu.Lock()
+		if typ == webrtc.SDPTypeOffer {
+			p.offerSession = sdpSession(m.SDP)
+		}
 		p.remoteSet = true
 		pending := p.pending
 		p.pending = nil
@@ -229,6 +245,29 @@ func (p *peer) apply(m protocol.Signal) error {
 		}
 	}
 	return nil
+}
+
+// renegotiates reports whether offer sdp comes from the connection this
+// peer already answered: then it is answered in place (pion restarts ICE
+// when the offer's credentials changed) and the channels stay open.
+func (p *peer) renegotiates(sdp string) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := sdpSession(sdp)
+	return s != "" && s == p.offerSession
+}
+
+// sdpSession returns the session id of the SDP's o= line ("" if none).
+func sdpSession(sdp string) string {
+	for line := range strings.Lines(sdp) {
+		if rest, ok := strings.CutPrefix(line, "o="); ok {
+			if f := strings.Fields(rest); len(f) >= 2 {
+				return f[1]
+			}
+			return ""
+		}
+	}
+	return ""
 }
 
 func (p *peer) send(ch Channel, data []byte) error {

@@ -261,13 +261,20 @@ func (r *Room) signal(m protocol.Signal) {
 			r.log.Warn("offer received by a client; ignoring", "from", m.From)
 			return
 		}
-		if p != nil { // a client that offers again starts over
-			p.close(errors.New("client: peer renegotiated"))
+		switch {
+		case p != nil && p.renegotiates(m.SDP):
+			// The same connection offering again: a browser restarting ICE
+			// with fresh credentials. Answered in place, the game goes on.
+		case p != nil: // a new connection from this client: it starts over
+			p.close(errors.New("client: peer reconnected"))
+			p = nil
 		}
-		var err error
-		if p, err = r.newPeer(m.From); err != nil {
-			r.log.Warn("cannot create peer", "peer", m.From, "err", err)
-			return
+		if p == nil {
+			var err error
+			if p, err = r.newPeer(m.From); err != nil {
+				r.log.Warn("cannot create peer", "peer", m.From, "err", err)
+				return
+			}
 		}
 	}
 	if p == nil {

@@ -1,5 +1,7 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
+import type { PeerIceState } from '../web/src/sdk';
+import { botBinary, startBot } from './bot';
 import { hostRoom, joinByLink, until, useHarness } from './harness';
 import { waitForState } from './page-state';
 
@@ -13,6 +15,23 @@ const TTL_S = 10;
 const h = useHarness('ice-refresh', { serverArgs: ['-turn-ttl', `${TTL_S}s`] });
 
 const received = (p: Page): Promise<number> => p.evaluate(() => window.hostrelay.packetsReceived);
+
+/** Waits until the page's only peer has restarted ICE onto a ufrag other than `old`, and uses it. */
+async function restartedFrom(page: Page, old: string): Promise<PeerIceState> {
+  await until(
+    page,
+    (prev) => {
+      const w = window as unknown as { iceNow?: string };
+      void window.hostrelayTest.iceStates().then((s) => (w.iceNow = JSON.stringify(s)));
+      const [s] = JSON.parse(w.iceNow ?? '[]') as { restarts: number; ufrag: string; selectedUfrag: string }[];
+      return !!s && s.restarts >= 1 && s.selectedUfrag === s.ufrag && s.ufrag !== prev;
+    },
+    old,
+    15_000,
+  );
+  const [s] = await page.evaluate(() => window.hostrelayTest.iceStates());
+  return s!;
+}
 
 describe('credential refresh', () => {
   it('applies fresh credentials with an ICE restart, keeps the stream flowing, and later peers connect on them', async () => {
@@ -34,31 +53,9 @@ describe('credential refresh', () => {
 
     // Both sessions get a refresh 7.5 s after entering the room; Bob, the offerer, restarts ICE.
     for (const p of [ada, bob]) await waitForState(p, () => window.hostrelayTest.iceRefreshes() >= 1, null, 20_000);
-    const restarted = JSON.stringify([before?.ufrag]);
-    await until(
-      bob,
-      (old) => {
-        const w = window as unknown as { iceNow?: string };
-        void window.hostrelayTest.iceStates().then((s) => (w.iceNow = JSON.stringify(s)));
-        const [s] = JSON.parse(w.iceNow ?? '[]') as { restarts: number; ufrag: string; selectedUfrag: string }[];
-        return !!s && s.restarts >= 1 && s.selectedUfrag === s.ufrag && !(JSON.parse(old) as string[]).includes(s.ufrag);
-      },
-      restarted,
-      15_000,
-    );
-    const [after] = await bob.evaluate(() => window.hostrelayTest.iceStates());
+    const after = await restartedFrom(bob, before?.ufrag ?? '');
     // Ada answered the restart on the same connection and her end moved to the new ICE session too.
-    await until(
-      ada,
-      (old) => {
-        const w = window as unknown as { iceNow?: string };
-        void window.hostrelayTest.iceStates().then((s) => (w.iceNow = JSON.stringify(s)));
-        const [s] = JSON.parse(w.iceNow ?? '[]') as { restarts: number; ufrag: string; selectedUfrag: string }[];
-        return !!s && s.restarts >= 1 && s.selectedUfrag === s.ufrag && s.ufrag !== old;
-      },
-      hostBefore?.ufrag ?? '',
-      15_000,
-    );
+    await restartedFrom(ada, hostBefore?.ufrag ?? '');
     const refreshes = await Promise.all([ada, bob].map((p) => p.evaluate(() => window.hostrelayTest.iceRefreshes())));
     console.log(
       `refreshes applied: host ${refreshes[0]}, client ${refreshes[1]}; client ICE restarts ${after?.restarts} ` +
@@ -91,5 +88,40 @@ describe('credential refresh', () => {
     await waitForState(ada, () => window.hostrelay.openPeers.length === 2, null);
     expect(await cal.evaluate(() => window.hostrelayTest.selectedCandidatePairTypes())).toEqual([{ local: 'relay', remote: 'relay' }]);
     for (const p of [ada, bob, cal]) expect(await p.evaluate(() => window.hostrelay.error)).toBeNull();
+  });
+
+  it('a Go host answers the restart on the same connection: the tab keeps its channels', async () => {
+    // The bot hosts, sends 50 test packets once the channel opens, and exits 0 after receiving 100:
+    // 50 before the refresh and 50 after the restart, past the expiry of the credentials it started with.
+    const PACKETS = 50;
+    const bot = startBot(botBinary(), ['-url', `ws://${h.server.http}/ws`, '-timeout', '60s', '-name', 'GoHost', '-host', '-send', String(PACKETS), '-expect', String(2 * PACKETS)]);
+    try {
+      const room = await bot.next('room');
+      const createdAt = Date.now();
+      const tab = await h.player('tab', { name: 'Tab' });
+      await joinByLink(tab, h.base, String(room['code']));
+      await waitForState(tab, () => window.hostrelay.openPeers.length === 1, null);
+      await waitForState(tab, (n) => window.hostrelayTest.receivedCount() >= n, PACKETS);
+      expect(await tab.evaluate((n) => window.hostrelayTest.sendPackets(n), PACKETS)).toBe(PACKETS);
+      const [before] = await tab.evaluate(() => window.hostrelayTest.iceStates());
+
+      await waitForState(tab, () => window.hostrelayTest.iceRefreshes() >= 1, null, 20_000);
+      const after = await restartedFrom(tab, before?.ufrag ?? '');
+      await until(tab, (at) => Date.now() > at, createdAt + TTL_S * 1000 + 1000, 20_000);
+      // Still the first connection (checked now: once the bot has its packets it leaves, and the room ends).
+      expect(await tab.evaluate(() => window.hostrelayTest.peerOpens())).toBe(1);
+      expect(await tab.evaluate(() => window.hostrelayTest.selectedCandidatePairTypes())).toEqual([{ local: 'relay', remote: 'relay' }]);
+      expect(await tab.evaluate((n) => window.hostrelayTest.sendPackets(n), PACKETS)).toBe(PACKETS);
+      expect((await bot.next('summary'))['received']).toBe(2 * PACKETS);
+      expect(await bot.exited).toBe(0);
+      console.log(`Go host: ICE restart answered in place (ufrag ${before?.ufrag} → ${after.ufrag}); ${2 * PACKETS} packets across it`);
+
+      // The bot saw one connection too (it closes its peer only as it exits, after the summary).
+      const beforeSummary = bot.events.slice(0, bot.events.findIndex((e) => e.event === 'summary'));
+      expect(beforeSummary.filter((e) => e.event === 'peer_open')).toHaveLength(1);
+      expect(beforeSummary.filter((e) => e.event === 'peer_closed')).toEqual([]);
+    } finally {
+      await bot.stop();
+    }
   });
 });
