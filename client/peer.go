@@ -45,8 +45,8 @@ type peer struct {
 	// RTCPeerConnection keeps it across renegotiations (an ICE restart after
 	// fresh credentials), a new one picks another.
 	offerSession string
-	pending   []webrtc.ICECandidateInit // candidates that overtook the description
-	openCount int
+	pending      []webrtc.ICECandidateInit // candidates that overtook the description
+	openCount    int
 
 	// pion gathers (and calls OnICECandidate) as soon as SetLocalDescription
 	// runs, so a candidate can reach the signalling socket before the offer

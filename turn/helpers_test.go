@@ -2,11 +2,9 @@ package turn
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"net"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -14,21 +12,14 @@ import (
 	"time"
 
 	pionturn "github.com/pion/turn/v4"
+
+	"github.com/hostrelay/hostrelay/internal/leakcheck"
 )
 
 var testSecret = []byte("0123456789abcdef-test-secret-0123")
 
 // TestMain fails the run if any TURN goroutine, server or client, outlives the tests.
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitNoGoroutines(5*time.Second, anyTURNGoroutine); len(leaked) > 0 {
-			fmt.Fprintf(os.Stderr, "leaked goroutines:\n\n%s\n", strings.Join(leaked, "\n\n"))
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
+func TestMain(m *testing.M) { os.Exit(leakcheck.Main(m, 5*time.Second, anyTURNGoroutine)) }
 
 // fakeSessions stands in for the lobby.
 type fakeSessions struct {
@@ -268,32 +259,6 @@ func eventually(d time.Duration, cond func() bool) bool {
 	}
 }
 
-// goroutines returns the stacks of all goroutines but the caller's and
-// running tests', filtered by keep.
-func goroutines(keep func(stack string) bool) []string {
-	buf := make([]byte, 1<<20)
-	for {
-		n := runtime.Stack(buf, true)
-		if n < len(buf) {
-			buf = buf[:n]
-
-			break
-		}
-		buf = make([]byte, 2*len(buf))
-	}
-	var out []string
-	for i, g := range strings.Split(string(buf), "\n\n") {
-		if i == 0 || strings.Contains(g, "testing.tRunner") || strings.Contains(g, "testing.(*M)") {
-			continue
-		}
-		if keep(g) {
-			out = append(out, g)
-		}
-	}
-
-	return out
-}
-
 // serverGoroutine matches goroutines of a TURN server, ours or pion's.
 func serverGoroutine(stack string) bool {
 	for _, s := range []string{
@@ -314,19 +279,6 @@ func serverGoroutine(stack string) bool {
 // anyTURNGoroutine also matches pion's client goroutines.
 func anyTURNGoroutine(stack string) bool {
 	return serverGoroutine(stack) || strings.Contains(stack, "github.com/pion/turn/v4")
-}
-
-// waitNoGoroutines polls until no goroutine matches keep, returning the
-// leftovers if some remain after d.
-func waitNoGoroutines(d time.Duration, keep func(string) bool) []string {
-	var left []string
-	eventually(d, func() bool {
-		left = goroutines(keep)
-
-		return len(left) == 0
-	})
-
-	return left
 }
 
 // logBuffer collects a server's text logs for assertions.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/leakcheck"
 )
 
 func TestTCP(t *testing.T) {
@@ -64,7 +66,7 @@ func TestCloseLeavesNoServerGoroutines(t *testing.T) {
 	if n := srv.Stats().Allocations; n != 0 {
 		t.Fatalf("%d allocations after Close", n)
 	}
-	if left := waitNoGoroutines(2*time.Second, serverGoroutine); len(left) > 0 {
+	if left := leakcheck.Wait(2*time.Second, serverGoroutine); len(left) > 0 {
 		t.Fatalf("server goroutines after Close:\n\n%s", strings.Join(left, "\n\n"))
 	}
 	if err := srv.Close(); err != nil {
