@@ -309,8 +309,11 @@ func pace(conn net.PacketConn, to net.Addr, tag byte, size int, every time.Durat
 		if count == 0 && time.Since(start) >= d {
 			break
 		}
-		if n, err := conn.WriteTo(p, to); err == nil {
-			sent += n
+		// Count the payload, not WriteTo's n: pion's client returns the
+		// whole Send indication's length (payload + 44 B of STUN) for a
+		// packet it sends while its ChannelBind is still in flight.
+		if _, err := conn.WriteTo(p, to); err == nil {
+			sent += size
 		}
 		// Keep to the schedule rather than sleeping a fixed time, so a slow
 		// iteration is caught up and the rate is what was asked for.
