@@ -6,15 +6,19 @@ import (
 	"time"
 )
 
-func parked(stop <-chan struct{}) { <-stop }
+func parked(started chan<- struct{}, stop <-chan struct{}) {
+	close(started)
+	<-stop
+}
 
 // TestSeesAStrayGoroutineUntilItEnds: a goroutine the test started is
 // reported with its stack while it runs, and no longer once it returns.
 func TestSeesAStrayGoroutineUntilItEnds(t *testing.T) {
 	mine := func(stack string) bool { return strings.Contains(stack, "leakcheck.parked") }
-	stop := make(chan struct{})
-	go parked(stop)
-	if left := Wait(50*time.Millisecond, mine); len(left) != 1 {
+	started, stop := make(chan struct{}), make(chan struct{})
+	go parked(started, stop)
+	<-started // until it runs, its stack does not show parked yet
+	if left := Goroutines(mine); len(left) != 1 {
 		t.Fatalf("running goroutine: got %d stacks, want 1", len(left))
 	}
 	close(stop)
