@@ -22,9 +22,11 @@ func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// validText refuses empty, overlong, invalid UTF-8 and control characters:
-// names end up in other players' lobbies and logs.
-func validText(field, s string, maxRunes int) error {
+// ValidateText refuses empty, overlong (counted in characters after
+// trimming), invalid UTF-8 and control characters: names and chat end up in
+// other players' lobbies and logs. A server applying a lower limit than the
+// protocol's calls it with its own maxRunes.
+func ValidateText(field, s string, maxRunes int) error {
 	s = strings.TrimSpace(s)
 	switch {
 	case s == "":
@@ -42,8 +44,16 @@ func validText(field, s string, maxRunes int) error {
 	return nil
 }
 
+// ValidateBytes refuses s longer than maxBytes.
+func ValidateBytes(field, s string, maxBytes int) error {
+	if len(s) > maxBytes {
+		return invalid(field, "is longer than %d bytes", maxBytes)
+	}
+	return nil
+}
+
 // ValidatePlayerName checks a display name.
-func ValidatePlayerName(name string) error { return validText("name", name, MaxPlayerName) }
+func ValidatePlayerName(name string) error { return ValidateText("name", name, MaxPlayerName) }
 
 // Validate checks a Hello. The version is the handler's business (it has its
 // own error code); an empty name is allowed until a room needs one.
@@ -72,7 +82,7 @@ func (m *Hello) Validate() error {
 
 // validSettings checks the settings CreateRoom and UpdateRoom share.
 func validSettings(name string, maxPlayers int, password, mode string) error {
-	if err := validText("name", name, MaxRoomName); err != nil {
+	if err := ValidateText("name", name, MaxRoomName); err != nil {
 		return err
 	}
 	if maxPlayers < MinPlayers || maxPlayers > MaxPlayers {
@@ -82,7 +92,7 @@ func validSettings(name string, maxPlayers int, password, mode string) error {
 		return invalid("password", "is longer than %d bytes", MaxPassword)
 	}
 	if mode != "" {
-		return validText("mode", mode, MaxMode)
+		return ValidateText("mode", mode, MaxMode)
 	}
 	return nil
 }
@@ -111,7 +121,7 @@ func (m *Kick) Validate() error {
 
 // Validate checks a Chat line: not blank, at most MaxChatText characters and
 // no control characters (a line is one line).
-func (m *Chat) Validate() error { return validText("text", m.Text, MaxChatText) }
+func (m *Chat) Validate() error { return ValidateText("text", m.Text, MaxChatText) }
 
 // Validate checks a JoinRoom request and normalises its code in place.
 func (m *JoinRoom) Validate() error {
@@ -136,8 +146,8 @@ func (m *Signal) Validate() error {
 		if m.SDP == "" {
 			return invalid("sdp", "is empty")
 		}
-		if len(m.SDP) > MaxSDP {
-			return invalid("sdp", "is longer than %d bytes", MaxSDP)
+		if err := ValidateBytes("sdp", m.SDP, MaxSDP); err != nil {
+			return err
 		}
 		if m.Candidate != "" || m.Mid != "" {
 			return invalid("cand", "is set on an %s", m.Kind)
@@ -147,11 +157,11 @@ func (m *Signal) Validate() error {
 			return invalid("sdp", "is set on a candidate")
 		}
 		// An empty candidate is the end-of-candidates marker.
-		if len(m.Candidate) > MaxCandidate {
-			return invalid("cand", "is longer than %d bytes", MaxCandidate)
+		if err := ValidateBytes("cand", m.Candidate, MaxCandidate); err != nil {
+			return err
 		}
-		if len(m.Mid) > MaxMid {
-			return invalid("mid", "is longer than %d bytes", MaxMid)
+		if err := ValidateBytes("mid", m.Mid, MaxMid); err != nil {
+			return err
 		}
 	default:
 		return invalid("kind", "must be offer, answer or candidate")

@@ -2,8 +2,6 @@ package signaling
 
 import (
 	"fmt"
-	"strings"
-	"unicode/utf8"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -63,35 +61,27 @@ func (c Config) validateLimits() []error {
 	return errs
 }
 
-func tooLong(field string, limit int, unit string) error {
-	return &protocol.ValidationError{Field: field, Reason: fmt.Sprintf("is longer than %d %s", limit, unit)}
-}
+// The hub's own limits, applied after the protocol's Validate with the
+// protocol's counting and wording: only the number differs. Text is scanned
+// again only when the hub is stricter than the protocol.
 
-// checkRoomName applies MaxRoomName to a name the protocol accepted,
-// counted as the protocol counts it (trimmed, in characters).
 func (c Config) checkRoomName(name string) error {
-	if utf8.RuneCountInString(strings.TrimSpace(name)) > c.MaxRoomName {
-		return tooLong("name", c.MaxRoomName, "characters")
+	if c.MaxRoomName >= protocol.MaxRoomName {
+		return nil
 	}
-	return nil
+	return protocol.ValidateText("name", name, c.MaxRoomName)
 }
 
-// checkChat applies MaxChatText to a line the protocol accepted.
 func (c Config) checkChat(text string) error {
-	if utf8.RuneCountInString(strings.TrimSpace(text)) > c.MaxChatText {
-		return tooLong("text", c.MaxChatText, "characters")
+	if c.MaxChatText >= protocol.MaxChatText {
+		return nil
 	}
-	return nil
+	return protocol.ValidateText("text", text, c.MaxChatText)
 }
 
-// checkSignal applies MaxSDP and MaxCandidate to a signal the protocol
-// accepted.
 func (c Config) checkSignal(m *protocol.Signal) error {
-	if len(m.SDP) > c.MaxSDP {
-		return tooLong("sdp", c.MaxSDP, "bytes")
+	if err := protocol.ValidateBytes("sdp", m.SDP, c.MaxSDP); err != nil {
+		return err
 	}
-	if len(m.Candidate) > c.MaxCandidate {
-		return tooLong("cand", c.MaxCandidate, "bytes")
-	}
-	return nil
+	return protocol.ValidateBytes("cand", m.Candidate, c.MaxCandidate)
 }

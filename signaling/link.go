@@ -128,8 +128,8 @@ func (l *link) readOne(ctx context.Context) error {
 	if s != nil && !s.messages.Allow() {
 		// Answer the request by its id when the frame is a message, so the
 		// caller gets rate_limited now rather than its own timeout later.
-		// Decoding is bounded (16 KiB, checked) and cheap next to the
-		// handler the limit spares.
+		// Decoding is bounded (the frame limit, checked) and cheap next
+		// to the handler the limit spares.
 		var id uint32
 		if typ == websocket.MessageBinary {
 			if env, err := protocol.Decode(frame); err == nil {

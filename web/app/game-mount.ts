@@ -20,7 +20,7 @@ export type MountGame = (opts: MountGameOptions) => GameHandle;
 // game and the create form's default. Any other mode plays the pointer demo,
 // a cursor echoed by the host: the smallest game there is, and the one
 // hostrelay-bot speaks, so a room made by a native client still starts.
-export const ARENA_MODE = 'Arena';
+const ARENA_MODE = 'Arena';
 
 export function mountGame(opts: MountGameOptions): GameHandle {
   return opts.session.room.mode === ARENA_MODE ? mountArena(opts) : mountPointer(opts);
