@@ -18,7 +18,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/pion/stun/v3"
+	"github.com/hostrelay/hostrelay/internal/stunprobe"
 )
 
 // proc is a server the driver started, pinned to the server core. Only
@@ -253,23 +253,10 @@ func (c *coturn) stop() {
 
 // waitSTUN sends Binding requests until the server at addr answers.
 func waitSTUN(ctx context.Context, addr string) error {
-	conn, err := net.Dial("udp4", addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	buf := make([]byte, 1500)
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) && ctx.Err() == nil {
-		msg := stun.MustBuild(stun.TransactionID, stun.BindingRequest)
-		_, _ = conn.Write(msg.Raw)
-		_ = conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		if n, err := conn.Read(buf); err == nil && stun.IsMessage(buf[:n]) {
-			return nil
-		}
-	}
+	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	defer cancel()
 
-	return errors.New("no STUN answer")
+	return stunprobe.WaitUp(ctx, addr, 200*time.Millisecond)
 }
 
 func freePort() (int, error) {

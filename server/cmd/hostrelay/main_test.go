@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -15,8 +14,8 @@ import (
 	"time"
 
 	"github.com/coder/websocket"
-	"github.com/pion/stun/v3"
 
+	"github.com/hostrelay/hostrelay/internal/stunprobe"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -236,35 +235,11 @@ func TestShutdownGraceHonoured(t *testing.T) {
 	t.Logf("exited with %d %v after SIGTERM (grace %v)", code, time.Since(start).Round(time.Millisecond), grace)
 }
 
-// stunBinding sends a STUN binding request to addr over UDP and waits up to
-// wait for the matching success response.
+// stunBinding asks the TURN server at addr for a Binding, waiting up to wait.
 func stunBinding(addr string, wait time.Duration) error {
-	conn, err := net.Dial("udp4", addr)
-	if err != nil {
-		return err
-	}
-	defer conn.Close()
-	req := stun.MustBuild(stun.TransactionID, stun.BindingRequest)
-	if _, err := conn.Write(req.Raw); err != nil {
-		return err
-	}
-	if err := conn.SetReadDeadline(time.Now().Add(wait)); err != nil {
-		return err
-	}
-	buf := make([]byte, 1500)
-	for {
-		n, err := conn.Read(buf)
-		if err != nil {
-			return err
-		}
-		res := &stun.Message{Raw: append([]byte(nil), buf[:n]...)}
-		if res.Decode() == nil && res.TransactionID == req.TransactionID {
-			if res.Type != stun.BindingSuccess {
-				return fmt.Errorf("binding answered with %v", res.Type)
-			}
-			return nil
-		}
-	}
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	return stunprobe.Binding(ctx, addr)
 }
 
 // TestSecondSignalForcesExit: while the drain waits for a client that never
