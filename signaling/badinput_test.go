@@ -77,16 +77,7 @@ func TestOversizedAndDeepFramesClose(t *testing.T) {
 
 	// At the limit a frame is read (and answered), one byte more is not.
 	c = connect(t, url, "Mallory")
-	frame := []byte{0x81, 0xa1, 't', 0xda}
-	pad := protocol.MaxFrame - len(frame) - 2
-	frame = append(frame, byte(pad>>8), byte(pad))
-	frame = append(frame, strings.Repeat("x", pad)...)
-	c.writeRaw(frame)
-	c.expectError(protocol.CodeUnknownType)
-	c.writeRaw(append(frame, 0))
-	if code := c.expectClose(); code != websocket.StatusMessageTooBig {
-		t.Fatalf("close %v, want %v", code, websocket.StatusMessageTooBig)
-	}
+	c.frameLimitIs(protocol.MaxFrame)
 }
 
 func TestTextFrameRefused(t *testing.T) {

@@ -212,3 +212,20 @@ func waitFor(t *testing.T, what string, cond func() bool) {
 		time.Sleep(5 * time.Millisecond)
 	}
 }
+
+// frameLimitIs sends {"t": "xxx…"}, a well-formed envelope of exactly limit
+// bytes, which must be read and answered (unknown_type), then the same
+// frame one byte longer, which must close the connection with 1009.
+func (c *client) frameLimitIs(limit int) {
+	c.t.Helper()
+	frame := []byte{0x81, 0xa1, 't', 0xda}
+	pad := limit - len(frame) - 2
+	frame = append(frame, byte(pad>>8), byte(pad))
+	frame = append(frame, strings.Repeat("x", pad)...)
+	c.writeRaw(frame)
+	c.expectError(protocol.CodeUnknownType)
+	c.writeRaw(append(frame, 0))
+	if code := c.expectClose(); code != websocket.StatusMessageTooBig {
+		c.t.Fatalf("close %v, want %v", code, websocket.StatusMessageTooBig)
+	}
+}
