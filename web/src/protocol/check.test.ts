@@ -1,20 +1,12 @@
 import { encode } from '@msgpack/msgpack';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame } from './envelope';
-import { ProtocolError, type ProtocolErrorKind } from './errors';
+import type { ProtocolErrorKind } from './errors';
+import { kindOf } from './errors.test-util';
 import { MAX_FRAME } from './limits';
 
 const hex = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'));
 
-function kindOf(f: () => unknown): ProtocolErrorKind | 'none' {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof ProtocolError) return err.kind;
-    throw err;
-  }
-  return 'none';
-}
 
 describe('decodeFrame refuses hostile input', () => {
   const cases: [string, string, ProtocolErrorKind][] = [

@@ -5,6 +5,7 @@ import { below, fuzz, fuzzInputs, hex, must, randomBytes, seededRandom, sizeOf, 
 import { checkMsgpack } from './check';
 import { decodeFrame, encodeFrame } from './envelope';
 import { ProtocolError } from './errors';
+import { kindOf } from './errors.test-util';
 import { MAX_DEPTH } from './limits';
 import type { Frame, MessageMap, MessageTypeName } from './messages';
 import { bodies } from './schemas';
@@ -153,15 +154,6 @@ describe('decodeFrame under fuzzing', () => {
   });
 });
 
-function kindOf(f: () => void): string {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof ProtocolError) return err.kind;
-    throw err;
-  }
-  return 'none';
-}
 
 describe('checkMsgpack under fuzzing', () => {
   const isCheckError = (err: unknown): boolean => err instanceof ProtocolError && (err.kind === 'malformed' || err.kind === 'too_deep');
