@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -16,6 +15,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/internal/leakcheck"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/server"
 )
@@ -243,23 +243,8 @@ func TestJoinErrors(t *testing.T) {
 // SDK's and are not counted.
 func checkNoLeaks(t *testing.T) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		buf := make([]byte, 4<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for _, g := range strings.Split(string(buf), "\n\n") {
-			if sdkGoroutine(g) {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("%d SDK goroutines left after Close:\n%s", len(leaked), strings.Join(leaked, "\n\n"))
-		}
-		time.Sleep(50 * time.Millisecond)
+	if left := leakcheck.Wait(10*time.Second, sdkGoroutine); len(left) > 0 {
+		t.Fatalf("%d SDK goroutines left after Close:\n%s", len(left), strings.Join(left, "\n\n"))
 	}
 }
 
