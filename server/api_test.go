@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -93,10 +94,7 @@ func TestICEEndpoint(t *testing.T) {
 	// Once the lobby session ends, its token and the key route both refuse.
 	l.conn.Close(websocket.StatusNormalClosure, "")
 	<-l.closed
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Hub().SessionLive(session) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the session to end", func() bool { return !s.Hub().SessionLive(session) })
 	if status, _, bad := getICE(t, base, http.Header{"Authorization": {"Bearer " + token}}); status != 401 || bad.Error.Code != "invalid_token" {
 		t.Fatalf("expired session token: %d %+v", status, bad)
 	}
@@ -159,10 +157,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	// log that).
 	l.conn.Close(websocket.StatusNormalClosure, "")
 	<-l.closed
-	deadline := time.Now().Add(5 * time.Second)
-	for s.Hub().SessionLive(session) && time.Now().Before(deadline) {
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "the session to end", func() bool { return !s.Hub().SessionLive(session) })
 	getICE(t, base, http.Header{"Authorization": {"Bearer " + token}})
 	getICE(t, base+"?session="+session, http.Header{"X-Api-Key": {key}})
 

@@ -18,6 +18,7 @@ import (
 	"github.com/pion/stun/v3"
 
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
+	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -474,13 +475,7 @@ func TestTURNMaxBandwidthFlag(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for s.turn.Stats().DroppedBandwidth == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("40 KB at once on a 4 KiB burst: nothing dropped")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+	testwait.For(t, "drops: 40 KB at once on a 4 KiB burst", func() bool { return s.turn.Stats().DroppedBandwidth > 0 })
 }
 
 // TestShutdownClosesTURN: Shutdown closes TURN itself, not the process's

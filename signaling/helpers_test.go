@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -204,13 +205,7 @@ func (c *client) join(code, password string) protocol.RoomJoined {
 // waitFor polls cond; tests use it for server-side state with no event.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.For(t, what, cond)
 }
 
 // frameLimitIs sends {"t": "xxx…"}, a well-formed envelope of exactly limit
