@@ -2,6 +2,7 @@ package signaling
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -48,6 +49,7 @@ type link struct {
 	killOnce sync.Once
 	dead     chan struct{} // closed by kill/abort: stop queueing
 	refused  int           // frames refused in a row; read goroutine only
+	preHello int           // frames read before hello succeeded; read goroutine only
 
 	// session is set by hello and changed only under Hub.mu.
 	session *Session
@@ -96,15 +98,27 @@ func closeReason(err error) string {
 	return err.Error()
 }
 
+// FramesBeforeHello is how many frames a connection may send before its
+// hello succeeds: a client that retries (a failed resume, then a plain
+// hello) needs two or three. The next frame is answered rate_limited and
+// closes the connection with 1008: before hello there is no session and so
+// no message rate, and a flood would otherwise be answered as fast as it
+// comes (20,000 frames at 23.8k/s were).
+const FramesBeforeHello = 8
+
 func (l *link) readLoop(ctx context.Context) error {
-	// The first frame must be Hello, soon: an upgraded connection that never
-	// speaks holds a file descriptor and a goroutine for nothing.
-	hctx, hcancel := context.WithTimeout(ctx, protocol.HandshakeTimeout)
-	err := l.readOne(hctx)
-	hcancel()
-	if err != nil {
-		return err
+	// Hello must succeed soon after the upgrade, however many frames come
+	// first: an upgraded connection that never says hello holds a file
+	// descriptor and a goroutine for nothing, and a deadline per frame
+	// would let it stay by sending anything now and then.
+	hctx, hcancel := context.WithTimeout(ctx, l.hub.cfg.HandshakeTimeout)
+	for l.current() == nil {
+		if err := l.readOne(hctx); err != nil {
+			hcancel()
+			return err
+		}
 	}
+	hcancel()
 	for {
 		if err := l.readOne(ctx); err != nil {
 			return err
@@ -125,18 +139,21 @@ func (l *link) readOne(ctx context.Context) error {
 		return err
 	}
 	s := l.current()
-	if s != nil && !s.messages.Allow() {
+	if s == nil {
+		l.preHello++
+		if l.preHello == FramesBeforeHello+1 {
+			l.hub.log.Info("closing: too many frames before hello", "remote", l.remote, "limit", FramesBeforeHello)
+			l.reply(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited,
+				Message: fmt.Sprintf("more than %d frames before hello", FramesBeforeHello)})
+			l.kill(websocket.StatusPolicyViolation, "too many frames before hello")
+		}
+		if l.preHello > FramesBeforeHello {
+			return nil // closing: frames still in flight go unanswered
+		}
+	} else if !s.messages.Allow() {
 		// Answer the request by its id when the frame is a message, so the
 		// caller gets rate_limited now rather than its own timeout later.
-		// Decoding is bounded (the frame limit, checked) and cheap next
-		// to the handler the limit spares.
-		var id uint32
-		if typ == websocket.MessageBinary {
-			if env, err := protocol.Decode(frame); err == nil {
-				id = env.ID
-			}
-		}
-		l.refuseID(id, protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
+		l.refuseID(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
 		return nil
 	}
 	if typ != websocket.MessageBinary {
@@ -167,6 +184,20 @@ func (l *link) readOne(ctx context.Context) error {
 		s.send(env.ID, protocol.TypeError, &reply)
 	}
 	return nil
+}
+
+// requestID is the id of the request in frame, 0 if it has none or is not a
+// message. Decoding is bounded (the frame limit, checked) and cheap next to
+// the handler a refusal spares.
+func requestID(typ websocket.MessageType, frame []byte) uint32 {
+	if typ != websocket.MessageBinary {
+		return 0
+	}
+	env, err := protocol.Decode(frame)
+	if err != nil {
+		return 0
+	}
+	return env.ID
 }
 
 // refuse answers a frame that was not served (over the rate, or not a
