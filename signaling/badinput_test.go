@@ -149,15 +149,47 @@ func TestSlowConsumerDropped(t *testing.T) {
 	var pj protocol.PlayerJoined
 	host.expect(protocol.TypePlayerJoined, &pj)
 
-	// The slow client never reads again. The host keeps up to 8 signals in
-	// flight (with request ids, reading every reply) so that only the slow
-	// client falls behind; socket buffers absorb some megabytes first.
+	// The slow client never reads again.
+	floodSignals(t, host, sj.You, func(env protocol.Envelope) bool {
+		if env.Type != protocol.TypePlayerLeft {
+			return false
+		}
+		var pl protocol.PlayerLeft
+		if err := protocol.DecodeBody(env, &pl); err != nil {
+			t.Fatal(err)
+		}
+		if pl.ID != sj.You || pl.Reason != protocol.ReasonDisconnect {
+			t.Fatalf("PlayerLeft %+v", pl)
+		}
+		return true
+	})
+	// The host is unaffected.
+	host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
+	for {
+		env, err := host.read()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var e protocol.Error
+		if env.Type == protocol.TypeError && protocol.DecodeBody(env, &e) == nil && e.Code == protocol.CodePeerNotFound {
+			break
+		}
+	}
+}
+
+// floodSignals has host send the largest offers to player to, as fast as
+// the server takes them, until done accepts an event the host got. The host
+// keeps up to 8 signals in flight (with request ids, reading every reply) so
+// that only a client that does not read falls behind; socket buffers absorb
+// some megabytes first.
+func floodSignals(t *testing.T, host *client, to string, done func(protocol.Envelope) bool) {
+	t.Helper()
 	sdp := strings.Repeat("s", protocol.MaxSDP)
 	host.readTimeout = time.Minute
 	outstanding, sent := 0, 0
 	for {
 		for outstanding < 8 {
-			host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: sdp})
+			host.request(protocol.TypeSignal, &protocol.Signal{To: to, Kind: protocol.SignalOffer, SDP: sdp})
 			outstanding++
 			sent++
 		}
@@ -169,30 +201,11 @@ func TestSlowConsumerDropped(t *testing.T) {
 			outstanding--
 			continue
 		}
-		if env.Type == protocol.TypePlayerLeft {
-			var pl protocol.PlayerLeft
-			if err := protocol.DecodeBody(env, &pl); err != nil {
-				t.Fatal(err)
-			}
-			if pl.ID != sj.You || pl.Reason != protocol.ReasonDisconnect {
-				t.Fatalf("PlayerLeft %+v", pl)
-			}
-			break
+		if done(env) {
+			return
 		}
 		if sent > 100_000 {
 			t.Fatal("slow client never dropped")
-		}
-	}
-	// The host is unaffected.
-	host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
-	for {
-		env, err := host.read()
-		if err != nil {
-			t.Fatal(err)
-		}
-		var e protocol.Error
-		if env.Type == protocol.TypeError && protocol.DecodeBody(env, &e) == nil && e.Code == protocol.CodePeerNotFound {
-			break
 		}
 	}
 }

@@ -29,11 +29,12 @@ type link struct {
 	cancel context.CancelFunc
 
 	// Guarded by qmu, a leaf lock (enqueue runs under Hub.mu).
-	qmu     sync.Mutex
-	queue   [][]byte // frames waiting for the writer, oldest first
-	writing bool     // a writer goroutine is draining queue
-	stopped bool     // run is winding down: start no more goroutines
-	wg      sync.WaitGroup
+	qmu       sync.Mutex
+	queue     []queued // frames waiting for the writer, oldest first
+	replaying int      // frames in queue that are a resume's replay
+	writing   bool     // a writer goroutine is draining queue
+	stopped   bool     // run is winding down: start no more goroutines
+	wg        sync.WaitGroup
 
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
 	// One timer, reset per frame, costs less than a context per frame, and
@@ -229,26 +230,64 @@ func (l *link) reply(id uint32, e protocol.Error) {
 	}
 }
 
+// queued is a frame waiting for the writer.
+type queued struct {
+	frame  []byte
+	replay bool // part of a resume's replay (see enqueueReplay)
+}
+
 // enqueue never blocks: it may run under Hub.mu. A full queue means the
 // client cannot keep up, and waiting for it would stall everyone else.
 func (l *link) enqueue(frame []byte) {
-	select {
-	case <-l.dead:
-		return
-	default:
-	}
-	l.qmu.Lock()
-	if l.stopped {
-		l.qmu.Unlock()
+	if !l.lockQueue() {
 		return
 	}
-	if len(l.queue) >= l.hub.cfg.QueueSize {
+	if len(l.queue)-l.replaying >= l.hub.cfg.QueueSize {
 		l.qmu.Unlock()
 		l.hub.log.Info("dropping slow consumer", "remote", l.remote, "queue", l.hub.cfg.QueueSize)
 		l.abort()
 		return
 	}
-	l.queue = append(l.queue, frame)
+	l.queue = append(l.queue, queued{frame: frame})
+	l.startWriterLocked()
+}
+
+// enqueueReplay queues a resume's frames, the resumed Welcome and everything
+// the session missed, outside the QueueSize bound: counted against it, a
+// seat that missed more than QueueSize frames was dropped as a slow consumer
+// by its own resume and lost. The replay has its own bound (ReplayFrames,
+// ReplayBytes), and frames sent after it still get the full QueueSize, so a
+// client that stops reading is dropped as before.
+func (l *link) enqueueReplay(frames [][]byte) {
+	if !l.lockQueue() {
+		return
+	}
+	for _, f := range frames {
+		l.queue = append(l.queue, queued{frame: f, replay: true})
+	}
+	l.replaying += len(frames)
+	l.startWriterLocked()
+}
+
+// lockQueue takes qmu if the link still takes frames, and reports whether
+// it did.
+func (l *link) lockQueue() bool {
+	select {
+	case <-l.dead:
+		return false
+	default:
+	}
+	l.qmu.Lock()
+	if l.stopped {
+		l.qmu.Unlock()
+		return false
+	}
+	return true
+}
+
+// startWriterLocked starts a writer for the queue unless one runs, and
+// releases qmu.
+func (l *link) startWriterLocked() {
 	start := !l.writing
 	if start {
 		l.writing = true
@@ -305,13 +344,17 @@ func (l *link) writeQueued() {
 	for {
 		l.qmu.Lock()
 		if len(l.queue) == 0 || l.ctx.Err() != nil {
-			l.queue, l.writing = nil, false
+			l.queue, l.replaying, l.writing = nil, 0, false
 			l.qmu.Unlock()
 			return
 		}
-		frame := l.queue[0]
-		l.queue[0] = nil
+		q := l.queue[0]
+		l.queue[0] = queued{}
 		l.queue = l.queue[1:]
+		if q.replay {
+			l.replaying--
+		}
+		frame := q.frame
 		l.qmu.Unlock()
 		if l.writeTimer == nil {
 			l.writeTimer = time.AfterFunc(l.hub.cfg.WriteTimeout, l.writeTimedOut)
@@ -326,7 +369,7 @@ func (l *link) writeQueued() {
 			}
 			l.abort()
 			l.qmu.Lock()
-			l.queue, l.writing = nil, false
+			l.queue, l.replaying, l.writing = nil, 0, false
 			l.qmu.Unlock()
 			return
 		}
