@@ -217,6 +217,7 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 	}
 	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
 	delete(h.rooms, r.code)
+	h.roomChangedLocked(r) // off the list
 	s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
 }
 
