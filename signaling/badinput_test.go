@@ -149,40 +149,20 @@ func TestSlowConsumerDropped(t *testing.T) {
 	var pj protocol.PlayerJoined
 	host.expect(protocol.TypePlayerJoined, &pj)
 
-	// The slow client never reads again. The host keeps up to 8 signals in
-	// flight (with request ids, reading every reply) so that only the slow
-	// client falls behind; socket buffers absorb some megabytes first.
-	sdp := strings.Repeat("s", protocol.MaxSDP)
-	host.readTimeout = time.Minute
-	outstanding, sent := 0, 0
-	for {
-		for outstanding < 8 {
-			host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: sdp})
-			outstanding++
-			sent++
+	// The slow client never reads again.
+	floodSignals(t, host, sj.You, func(env protocol.Envelope) bool {
+		if env.Type != protocol.TypePlayerLeft {
+			return false
 		}
-		env, err := host.read()
-		if err != nil {
-			t.Fatalf("host after %d signals: %v", sent, err)
+		var pl protocol.PlayerLeft
+		if err := protocol.DecodeBody(env, &pl); err != nil {
+			t.Fatal(err)
 		}
-		if env.Type == protocol.TypeOK || env.Type == protocol.TypeError {
-			outstanding--
-			continue
+		if pl.ID != sj.You || pl.Reason != protocol.ReasonDisconnect {
+			t.Fatalf("PlayerLeft %+v", pl)
 		}
-		if env.Type == protocol.TypePlayerLeft {
-			var pl protocol.PlayerLeft
-			if err := protocol.DecodeBody(env, &pl); err != nil {
-				t.Fatal(err)
-			}
-			if pl.ID != sj.You || pl.Reason != protocol.ReasonDisconnect {
-				t.Fatalf("PlayerLeft %+v", pl)
-			}
-			break
-		}
-		if sent > 100_000 {
-			t.Fatal("slow client never dropped")
-		}
-	}
+		return true
+	})
 	// The host is unaffected.
 	host.request(protocol.TypeSignal, &protocol.Signal{To: sj.You, Kind: protocol.SignalOffer, SDP: "v=0"})
 	for {
@@ -197,11 +177,150 @@ func TestSlowConsumerDropped(t *testing.T) {
 	}
 }
 
+// floodSignals has host send the largest offers to player to, as fast as
+// the server takes them, until done accepts an event the host got. The host
+// keeps up to 8 signals in flight (with request ids, reading every reply) so
+// that only a client that does not read falls behind; socket buffers absorb
+// some megabytes first.
+func floodSignals(t *testing.T, host *client, to string, done func(protocol.Envelope) bool) {
+	t.Helper()
+	sdp := strings.Repeat("s", protocol.MaxSDP)
+	host.readTimeout = time.Minute
+	outstanding, sent := 0, 0
+	for {
+		for outstanding < 8 {
+			host.request(protocol.TypeSignal, &protocol.Signal{To: to, Kind: protocol.SignalOffer, SDP: sdp})
+			outstanding++
+			sent++
+		}
+		env, err := host.read()
+		if err != nil {
+			t.Fatalf("host after %d signals: %v", sent, err)
+		}
+		if env.Type == protocol.TypeOK || env.Type == protocol.TypeError {
+			outstanding--
+			continue
+		}
+		if done(env) {
+			return
+		}
+		if sent > 100_000 {
+			t.Fatal("slow client never dropped")
+		}
+	}
+}
+
 func TestHubCloseSaysGoingAway(t *testing.T) {
 	hub, url := testHub(t, nil)
 	c := connect(t, url, "A")
 	go hub.Close(t.Context())
 	if code := c.expectClose(); code != websocket.StatusGoingAway {
 		t.Fatalf("close %v, want going away", code)
+	}
+}
+
+// TestHandshakeDeadlineCoversEveryFrameBeforeHello: a connection that keeps
+// sending frames other than hello is closed when the handshake deadline,
+// counted from the upgrade, passes; each frame is answered hello_required
+// until then. A connection that said hello in time is not touched by it.
+func TestHandshakeDeadlineCoversEveryFrameBeforeHello(t *testing.T) {
+	const timeout = time.Second
+	hub, url := testHub(t, func(c *Config) { c.HandshakeTimeout = timeout })
+	honest := dial(t, url, nil)
+	honest.request(protocol.TypeWatchRooms, nil) // a frame before hello is forgiven...
+	honest.expectError(protocol.CodeHelloRequired)
+	honest.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Ada"})
+	honest.expect(protocol.TypeWelcome, &protocol.Welcome{})
+
+	stall := dial(t, url, nil)
+	// Fewer frames than FramesBeforeHello fit before the deadline, so it is
+	// the deadline that ends the connection, not the frame budget.
+	tick := time.NewTicker(timeout / 4)
+	defer tick.Stop()
+	giveUp := time.Now().Add(10 * timeout)
+	answered := 0
+	for {
+		if time.Now().After(giveUp) {
+			t.Fatalf("still open %v after the upgrade (deadline %v), %d frames answered", 10*timeout, timeout, answered)
+		}
+		frame, _ := protocol.Encode(protocol.TypeWatchRooms, 1, nil)
+		if stall.conn.Write(t.Context(), websocket.MessageBinary, frame) != nil {
+			break
+		}
+		env, err := stall.read()
+		if err != nil {
+			if st := websocket.CloseStatus(err); st != -1 {
+				t.Fatalf("closed with %v; want the connection cut at the deadline", st)
+			}
+			break
+		}
+		var e protocol.Error
+		if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeHelloRequired {
+			t.Fatalf("frame %d answered %s %+v, want hello_required", answered+1, env.Type, e)
+		}
+		answered++
+		<-tick.C
+	}
+	if answered == 0 || answered >= FramesBeforeHello {
+		t.Fatalf("%d frames answered before the close; want some, and fewer than the budget %d", answered, FramesBeforeHello)
+	}
+	waitFor(t, "the stalled connection's slot freed", func() bool {
+		hub.mu.RLock()
+		defer hub.mu.RUnlock()
+		return len(hub.links) == 1
+	})
+	// ...and after hello the deadline is gone: honest, dialled first, is
+	// past it and still served.
+	honest.request(protocol.TypeWatchRooms, nil)
+	honest.expect(protocol.TypeRoomList, &protocol.RoomList{})
+}
+
+// TestFramesBeforeHelloLimited: a connection may send FramesBeforeHello
+// frames before its hello succeeds (a hello as the last of them is
+// welcomed); past that the next frame is answered rate_limited and the
+// connection closed with 1008, however fast a flood comes.
+func TestFramesBeforeHelloLimited(t *testing.T) {
+	_, url := testHub(t, nil)
+	// At the limit: failed attempts, then a hello that works.
+	c := dial(t, url, nil)
+	for range FramesBeforeHello - 2 {
+		c.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "r", MaxPlayers: 2})
+		c.expectError(protocol.CodeHelloRequired)
+	}
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Resume: "rt_unknown", Received: 1})
+	c.expectError(protocol.CodeResumeFailed)
+	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Ada"})
+	c.expect(protocol.TypeWelcome, &protocol.Welcome{})
+	c.create("still works", 2, "")
+
+	// Past the limit: a flood is answered FramesBeforeHello times, then
+	// refused once, then closed.
+	f := dial(t, url, nil)
+	flooded := make(chan int)
+	go func() {
+		n := 0
+		for ; n < 20_000; n++ {
+			frame, _ := protocol.Encode(protocol.TypeWatchRooms, uint32(n+1), nil)
+			if f.conn.Write(t.Context(), websocket.MessageBinary, frame) != nil {
+				break
+			}
+		}
+		flooded <- n
+	}()
+	for i := 1; i <= FramesBeforeHello; i++ {
+		var e protocol.Error
+		if env := f.expect(protocol.TypeError, &e); env.ID != uint32(i) || e.Code != protocol.CodeHelloRequired {
+			t.Fatalf("answer %d: %q for request %d, want hello_required for %d", i, e.Code, env.ID, i)
+		}
+	}
+	e := f.expectError(protocol.CodeRateLimited)
+	if !strings.Contains(e.Message, "before hello") {
+		t.Fatalf("message %q", e.Message)
+	}
+	if code := f.expectClose(); code != websocket.StatusPolicyViolation {
+		t.Fatalf("close %v, want %v", code, websocket.StatusPolicyViolation)
+	}
+	if n := <-flooded; n == 20_000 {
+		t.Fatal("the flood was written to the end: the connection stayed open")
 	}
 }

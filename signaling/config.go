@@ -27,6 +27,11 @@ type Config struct {
 	PongTimeout  time.Duration // default 10s
 	WriteTimeout time.Duration // default 10s
 	MaxRooms     int           // default 10000
+	// HandshakeTimeout is how long a connection has, from the upgrade, to
+	// complete hello; frames before it do not extend it. The protocol
+	// promises clients protocol.HandshakeTimeout (the default), so there is
+	// no flag; tests shorten it.
+	HandshakeTimeout time.Duration
 	// MaxConnsPerIP bounds open lobby connections per client IP (IPv6: per
 	// /64); past it the upgrade gets HTTP 429. Default 32.
 	MaxConnsPerIP int
@@ -119,6 +124,7 @@ func (c Config) withDefaults() Config {
 	def(&c.MaxRoomName, protocol.MaxRoomName)
 	defDur(&c.Grace, 20*time.Second)
 	defDur(&c.ListInterval, 250*time.Millisecond)
+	defDur(&c.HandshakeTimeout, protocol.HandshakeTimeout)
 	defDur(&c.PingInterval, 15*time.Second)
 	defDur(&c.PongTimeout, 10*time.Second)
 	defDur(&c.WriteTimeout, 10*time.Second)
@@ -158,6 +164,9 @@ func (c Config) validate() error {
 	}
 	if c.MessagesPerSecond < 0 || c.SignalsPerSecond < 0 || c.ChatPerSecond < 0 || c.ListInterval < 0 {
 		errs = append(errs, errors.New("rates must be positive"))
+	}
+	if c.HandshakeTimeout < 0 {
+		errs = append(errs, fmt.Errorf("HandshakeTimeout must be positive, got %v", c.HandshakeTimeout))
 	}
 	errs = append(errs, c.validateLimits()...)
 	if err := errors.Join(errs...); err != nil {

@@ -111,22 +111,31 @@ func (s *Session) handleJoinRoom(env protocol.Envelope) error {
 	h := s.hub
 	now := h.cfg.Now()
 	remote, host := s.addr()
-	// Refuse before looking the code up, so a guesser learns nothing once
-	// its budget is spent, not even whether a code exists.
+	// Refused early, before any work is spent on a guesser whose budget
+	// is gone; the check that counts is repeated under the lock below.
 	if !h.joinFailures.allowed(remote, now) {
 		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
-	if !h.joins.allowed(remote, now) {
+	if !h.joins.take(remote, now) {
 		return fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
-	}
-	h.joins.spend(remote, now)
-	if err := m.Validate(); err != nil {
-		h.joinFailures.spend(remote, now)
-		return err
 	}
 	ice := h.cfg.ICE(s.id, host)
 	h.mu.Lock()
 	defer h.mu.Unlock()
+	// The failed-join budget is checked before the code is looked up, so a
+	// guesser learns nothing once it is spent, not even whether a code
+	// exists. Check and spend both run under Hub.mu, which every join
+	// holds, so concurrent guesses cannot all pass the check on the last
+	// token (48 at once checked up to 48 codes against a budget of 14).
+	// Taking a token before the lookup and refunding it on success would
+	// refuse honest players joining together from one address.
+	if !h.joinFailures.allowed(remote, now) {
+		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
+	}
+	if err := m.Validate(); err != nil {
+		h.joinFailures.spend(remote, now)
+		return err
+	}
 	if s.room != nil {
 		return fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" first")
 	}
@@ -208,6 +217,7 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 	}
 	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
 	delete(h.rooms, r.code)
+	h.roomChangedLocked(r) // off the list
 	s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
 }
 

@@ -19,7 +19,7 @@ import (
 
 // testHub runs a Hub behind a real HTTP server. Each connection's remote
 // address is the X-Test-IP header if present, so tests can act as many IPs.
-func testHub(t *testing.T, mutate func(*Config)) (*Hub, string) {
+func testHub(t testing.TB, mutate func(*Config)) (*Hub, string) {
 	t.Helper()
 	cfg := Config{
 		ICE: func(sessionID, host string) protocol.ICE {
@@ -56,7 +56,7 @@ func testHub(t *testing.T, mutate func(*Config)) (*Hub, string) {
 	return hub, "ws" + strings.TrimPrefix(srv.URL, "http")
 }
 
-type testWriter struct{ t *testing.T }
+type testWriter struct{ t testing.TB }
 
 func (w testWriter) Write(p []byte) (int, error) {
 	w.t.Log(strings.TrimSpace(string(p)))
@@ -64,7 +64,7 @@ func (w testWriter) Write(p []byte) (int, error) {
 }
 
 type client struct {
-	t           *testing.T
+	t           testing.TB
 	conn        *websocket.Conn
 	nextID      uint32
 	readTimeout time.Duration
@@ -76,7 +76,7 @@ type client struct {
 	frames uint64
 }
 
-func dial(t *testing.T, url string, header http.Header) *client {
+func dial(t testing.TB, url string, header http.Header) *client {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
@@ -90,7 +90,7 @@ func dial(t *testing.T, url string, header http.Header) *client {
 }
 
 // connect dials and completes the hello handshake.
-func connect(t *testing.T, url, name string) *client {
+func connect(t testing.TB, url, name string) *client {
 	c := dial(t, url, nil)
 	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: name})
 	c.expect(protocol.TypeWelcome, &protocol.Welcome{})

@@ -4,7 +4,9 @@ import (
 	"net/http"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/coder/websocket"
 
@@ -372,4 +374,94 @@ func TestAllowedOrigin(t *testing.T) {
 
 func websocketDialWithOrigin(t *testing.T, url, origin string) (*websocket.Conn, *http.Response, error) {
 	return websocket.Dial(t.Context(), url, &websocket.DialOptions{HTTPHeader: http.Header{"Origin": {origin}}})
+}
+
+// TestConcurrentWrongCodesSpendExactlyTheBudget: 48 connections of one IP
+// send a wrong code at once against a failed-join budget of 14. Exactly 14
+// are told the truth (room_not_found) and every other one rate_limited: the
+// budget is checked and spent in one step, so a race cannot buy a guesser
+// extra codes. The clock stands still during a race, so nothing refills;
+// between races it moves on until the budget is whole again, and the race
+// runs again: against a check-then-spend budget a race overshot it in one
+// run of two to eight.
+func TestConcurrentWrongCodesSpendExactlyTheBudget(t *testing.T) {
+	const budget, guessers, races = 14, 48, 32
+	var now atomic.Int64
+	now.Store(time.Unix(1795000000, 0).UnixNano())
+	_, url := testHub(t, func(c *Config) {
+		c.JoinFailureBurst = budget
+		c.JoinFailureEvery = time.Second
+		c.JoinsPerMinute = 1000
+		c.MaxConnsPerIP = guessers + 1
+		c.Now = func() time.Time { return time.Unix(0, now.Load()) }
+	})
+	ip := http.Header{"X-Test-IP": {"203.0.113.7"}}
+	clients := make([]*client, guessers)
+	for i := range clients {
+		clients[i] = dial(t, url, ip)
+		clients[i].request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Mallory"})
+		clients[i].expect(protocol.TypeWelcome, &protocol.Welcome{})
+	}
+	for race := range races {
+		codes := raceWrongCodes(t, clients)
+		notFound, limited := 0, 0
+		for i, c := range codes {
+			switch c {
+			case protocol.CodeRoomNotFound:
+				notFound++
+			case protocol.CodeRateLimited:
+				limited++
+			default:
+				t.Errorf("race %d, guesser %d: %s, want room_not_found or rate_limited", race, i, c)
+			}
+		}
+		if notFound != budget || limited != guessers-budget {
+			t.Fatalf("race %d: %d codes checked, %d refused; want exactly %d checked (the budget) and %d refused",
+				race, notFound, limited, budget, guessers-budget)
+		}
+		now.Add(int64(budget * time.Second)) // the budget refills
+	}
+	// Past the budget a right code is refused too, so nothing is learned.
+	host := connect(t, url, "Host")
+	code := host.create("r", 4, "").Room.Code
+	raceWrongCodes(t, clients)
+	clients[0].request(protocol.TypeJoinRoom, &protocol.JoinRoom{Code: code})
+	clients[0].expectError(protocol.CodeRateLimited)
+}
+
+// raceWrongCodes has every client send joinRoom with a code no room has, all
+// at once, and returns each one's Error code (or what went wrong).
+func raceWrongCodes(t *testing.T, clients []*client) []string {
+	codes := make([]string, len(clients))
+	start := make(chan struct{})
+	var wg sync.WaitGroup
+	for i, c := range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			frame, err := protocol.Encode(protocol.TypeJoinRoom, 1, &protocol.JoinRoom{Code: "2345678"})
+			if err != nil {
+				codes[i] = err.Error()
+				return
+			}
+			<-start // all writes go out together, so the joins really race
+			if err := c.conn.Write(t.Context(), websocket.MessageBinary, frame); err != nil {
+				codes[i] = err.Error()
+				return
+			}
+			env, err := c.read()
+			var e protocol.Error
+			switch {
+			case err != nil:
+				codes[i] = err.Error()
+			case env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil:
+				codes[i] = "reply " + env.Type
+			default:
+				codes[i] = e.Code
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	return codes
 }

@@ -2,6 +2,7 @@ package signaling
 
 import (
 	"context"
+	"fmt"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -28,11 +29,12 @@ type link struct {
 	cancel context.CancelFunc
 
 	// Guarded by qmu, a leaf lock (enqueue runs under Hub.mu).
-	qmu     sync.Mutex
-	queue   [][]byte // frames waiting for the writer, oldest first
-	writing bool     // a writer goroutine is draining queue
-	stopped bool     // run is winding down: start no more goroutines
-	wg      sync.WaitGroup
+	qmu       sync.Mutex
+	queue     []queued // frames waiting for the writer, oldest first
+	replaying int      // frames in queue that are a resume's replay
+	writing   bool     // a writer goroutine is draining queue
+	stopped   bool     // run is winding down: start no more goroutines
+	wg        sync.WaitGroup
 
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
 	// One timer, reset per frame, costs less than a context per frame, and
@@ -48,6 +50,7 @@ type link struct {
 	killOnce sync.Once
 	dead     chan struct{} // closed by kill/abort: stop queueing
 	refused  int           // frames refused in a row; read goroutine only
+	preHello int           // frames read before hello succeeded; read goroutine only
 
 	// session is set by hello and changed only under Hub.mu.
 	session *Session
@@ -96,15 +99,27 @@ func closeReason(err error) string {
 	return err.Error()
 }
 
+// FramesBeforeHello is how many frames a connection may send before its
+// hello succeeds: a client that retries (a failed resume, then a plain
+// hello) needs two or three. The next frame is answered rate_limited and
+// closes the connection with 1008: before hello there is no session and so
+// no message rate, and a flood would otherwise be answered as fast as it
+// comes (20,000 frames at 23.8k/s were).
+const FramesBeforeHello = 8
+
 func (l *link) readLoop(ctx context.Context) error {
-	// The first frame must be Hello, soon: an upgraded connection that never
-	// speaks holds a file descriptor and a goroutine for nothing.
-	hctx, hcancel := context.WithTimeout(ctx, protocol.HandshakeTimeout)
-	err := l.readOne(hctx)
-	hcancel()
-	if err != nil {
-		return err
+	// Hello must succeed soon after the upgrade, however many frames come
+	// first: an upgraded connection that never says hello holds a file
+	// descriptor and a goroutine for nothing, and a deadline per frame
+	// would let it stay by sending anything now and then.
+	hctx, hcancel := context.WithTimeout(ctx, l.hub.cfg.HandshakeTimeout)
+	for l.current() == nil {
+		if err := l.readOne(hctx); err != nil {
+			hcancel()
+			return err
+		}
 	}
+	hcancel()
 	for {
 		if err := l.readOne(ctx); err != nil {
 			return err
@@ -125,18 +140,21 @@ func (l *link) readOne(ctx context.Context) error {
 		return err
 	}
 	s := l.current()
-	if s != nil && !s.messages.Allow() {
+	if s == nil {
+		l.preHello++
+		if l.preHello == FramesBeforeHello+1 {
+			l.hub.log.Info("closing: too many frames before hello", "remote", l.remote, "limit", FramesBeforeHello)
+			l.reply(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited,
+				Message: fmt.Sprintf("more than %d frames before hello", FramesBeforeHello)})
+			l.kill(websocket.StatusPolicyViolation, "too many frames before hello")
+		}
+		if l.preHello > FramesBeforeHello {
+			return nil // closing: frames still in flight go unanswered
+		}
+	} else if !s.messages.Allow() {
 		// Answer the request by its id when the frame is a message, so the
 		// caller gets rate_limited now rather than its own timeout later.
-		// Decoding is bounded (the frame limit, checked) and cheap next
-		// to the handler the limit spares.
-		var id uint32
-		if typ == websocket.MessageBinary {
-			if env, err := protocol.Decode(frame); err == nil {
-				id = env.ID
-			}
-		}
-		l.refuseID(id, protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
+		l.refuseID(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
 		return nil
 	}
 	if typ != websocket.MessageBinary {
@@ -169,6 +187,20 @@ func (l *link) readOne(ctx context.Context) error {
 	return nil
 }
 
+// requestID is the id of the request in frame, 0 if it has none or is not a
+// message. Decoding is bounded (the frame limit, checked) and cheap next to
+// the handler a refusal spares.
+func requestID(typ websocket.MessageType, frame []byte) uint32 {
+	if typ != websocket.MessageBinary {
+		return 0
+	}
+	env, err := protocol.Decode(frame)
+	if err != nil {
+		return 0
+	}
+	return env.ID
+}
+
 // refuse answers a frame that was not served (over the rate, or not a
 // message at all) and closes the connection once too many were refused in a
 // row: a correct client never gets there, a flood does. Ordinary request
@@ -198,26 +230,64 @@ func (l *link) reply(id uint32, e protocol.Error) {
 	}
 }
 
+// queued is a frame waiting for the writer.
+type queued struct {
+	frame  []byte
+	replay bool // part of a resume's replay (see enqueueReplay)
+}
+
 // enqueue never blocks: it may run under Hub.mu. A full queue means the
 // client cannot keep up, and waiting for it would stall everyone else.
 func (l *link) enqueue(frame []byte) {
-	select {
-	case <-l.dead:
-		return
-	default:
-	}
-	l.qmu.Lock()
-	if l.stopped {
-		l.qmu.Unlock()
+	if !l.lockQueue() {
 		return
 	}
-	if len(l.queue) >= l.hub.cfg.QueueSize {
+	if len(l.queue)-l.replaying >= l.hub.cfg.QueueSize {
 		l.qmu.Unlock()
 		l.hub.log.Info("dropping slow consumer", "remote", l.remote, "queue", l.hub.cfg.QueueSize)
 		l.abort()
 		return
 	}
-	l.queue = append(l.queue, frame)
+	l.queue = append(l.queue, queued{frame: frame})
+	l.startWriterLocked()
+}
+
+// enqueueReplay queues a resume's frames, the resumed Welcome and everything
+// the session missed, outside the QueueSize bound: counted against it, a
+// seat that missed more than QueueSize frames was dropped as a slow consumer
+// by its own resume and lost. The replay has its own bound (ReplayFrames,
+// ReplayBytes), and frames sent after it still get the full QueueSize, so a
+// client that stops reading is dropped as before.
+func (l *link) enqueueReplay(frames [][]byte) {
+	if !l.lockQueue() {
+		return
+	}
+	for _, f := range frames {
+		l.queue = append(l.queue, queued{frame: f, replay: true})
+	}
+	l.replaying += len(frames)
+	l.startWriterLocked()
+}
+
+// lockQueue takes qmu if the link still takes frames, and reports whether
+// it did.
+func (l *link) lockQueue() bool {
+	select {
+	case <-l.dead:
+		return false
+	default:
+	}
+	l.qmu.Lock()
+	if l.stopped {
+		l.qmu.Unlock()
+		return false
+	}
+	return true
+}
+
+// startWriterLocked starts a writer for the queue unless one runs, and
+// releases qmu.
+func (l *link) startWriterLocked() {
 	start := !l.writing
 	if start {
 		l.writing = true
@@ -274,13 +344,17 @@ func (l *link) writeQueued() {
 	for {
 		l.qmu.Lock()
 		if len(l.queue) == 0 || l.ctx.Err() != nil {
-			l.queue, l.writing = nil, false
+			l.queue, l.replaying, l.writing = nil, 0, false
 			l.qmu.Unlock()
 			return
 		}
-		frame := l.queue[0]
-		l.queue[0] = nil
+		q := l.queue[0]
+		l.queue[0] = queued{}
 		l.queue = l.queue[1:]
+		if q.replay {
+			l.replaying--
+		}
+		frame := q.frame
 		l.qmu.Unlock()
 		if l.writeTimer == nil {
 			l.writeTimer = time.AfterFunc(l.hub.cfg.WriteTimeout, l.writeTimedOut)
@@ -295,7 +369,7 @@ func (l *link) writeQueued() {
 			}
 			l.abort()
 			l.qmu.Lock()
-			l.queue, l.writing = nil, false
+			l.queue, l.replaying, l.writing = nil, 0, false
 			l.qmu.Unlock()
 			return
 		}

@@ -41,8 +41,15 @@ func (l *ipLimiter) allowed(ip netip.Addr, now time.Time) bool {
 	return !ok || b.TokensAt(now) >= 1
 }
 
-// spend takes one token from ip's bucket.
-func (l *ipLimiter) spend(ip netip.Addr, now time.Time) {
+// spend takes one token from ip's bucket, if it has one.
+func (l *ipLimiter) spend(ip netip.Addr, now time.Time) { l.take(ip, now) }
+
+// take spends one of ip's tokens and reports whether there was one: the
+// check and the spend in one step, so concurrent callers cannot all pass
+// the check on the last token. (allowed then spend is one step only when a
+// lock the caller holds serializes every caller, as Hub.mu does for the
+// failed-join budget.)
+func (l *ipLimiter) take(ip netip.Addr, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	key := limiterKey(ip)
@@ -51,8 +58,9 @@ func (l *ipLimiter) spend(ip netip.Addr, now time.Time) {
 		b = rate.NewLimiter(rate.Every(l.every), l.burst)
 		l.buckets[key] = b
 	}
-	b.AllowN(now, 1)
-	l.pruneLocked(now)
+	ok = b.AllowN(now, 1)
+	l.pruneLocked(now) // after the spend: a full bucket would be pruned
+	return ok
 }
 
 // pruneLocked drops buckets that have refilled: they hold no information,

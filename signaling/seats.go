@@ -99,10 +99,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 		return err
 	}
 	// The resumed Welcome is not numbered: the client does not count it.
-	l.enqueue(welcome)
-	for _, f := range missed {
-		l.enqueue(f)
-	}
+	l.enqueueReplay(append([][]byte{welcome}, missed...))
 	s.outMu.Unlock()
 
 	if old != nil {

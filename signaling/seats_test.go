@@ -1,6 +1,8 @@
 package signaling
 
 import (
+	"context"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
@@ -421,4 +423,158 @@ func TestRoomsPerMinuteLimit(t *testing.T) {
 	// One room's worth of budget comes back after a third of a minute.
 	now.Add(int64(20 * time.Second))
 	host.create("r", 2, "")
+}
+
+// awayRoom is a room of Host and Bob whose connection has just died: Bob's
+// seat is held. Chat is unthrottled so the host can make Bob miss a lot.
+func awayRoom(t *testing.T, mutate func(*Config)) (url string, host, bob *client, bobID string, w protocol.Welcome) {
+	t.Helper()
+	_, url = testHub(t, func(c *Config) {
+		c.Grace = time.Minute
+		c.ChatBurst, c.ChatPerSecond = 1000, 1000
+		c.MessageBurst, c.MessagesPerSecond = 1000, 1000
+		if mutate != nil {
+			mutate(c)
+		}
+	})
+	host, _ = connectSeat(t, url, "Host")
+	code := host.create("r", 4, "").Room.Code
+	bob, w = connectSeat(t, url, "Bob")
+	bobID = bob.join(code, "").You
+	var pj protocol.PlayerJoined
+	host.expect(protocol.TypePlayerJoined, &pj)
+	bob.conn.CloseNow()
+	expectAway(t, host, bobID, true)
+	return url, host, bob, bobID, w
+}
+
+// say has the host send n chat lines, each text(i), and returns the size of
+// the frame the room got for the last one.
+func (c *client) say(n int, text func(i int) string) int {
+	c.t.Helper()
+	size := 0
+	for i := range n {
+		c.request(protocol.TypeChat, &protocol.Chat{Text: text(i)})
+		ctx, cancel := context.WithTimeout(context.Background(), c.readTimeout)
+		_, frame, err := c.conn.Read(ctx) // raw, for its size
+		cancel()
+		if err != nil {
+			c.t.Fatalf("chat %d: %v", i, err)
+		}
+		c.frames++
+		if env, err := protocol.Decode(frame); err != nil || env.Type != protocol.TypeChatMessage {
+			c.t.Fatalf("chat %d: got %s %v", i, env.Type, err)
+		}
+		size = len(frame)
+		c.expect(protocol.TypeOK, &protocol.OK{})
+	}
+	return size
+}
+
+func numbered(i int) string { return fmt.Sprintf("line %03d", i) }
+
+// expectResumed requires a resumed Welcome, then the n missed lines in
+// order, then the host's next line: each missed frame exactly once.
+func expectResumed(t *testing.T, back *client, env protocol.Envelope, host *client, n int, text func(i int) string) {
+	t.Helper()
+	var rw protocol.Welcome
+	if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &rw) != nil || !rw.Resumed {
+		var e protocol.Error
+		_ = protocol.DecodeBody(env, &e)
+		t.Fatalf("resume after missing %d frames: %s %+v", n, env.Type, e)
+	}
+	for i := range n {
+		var cm protocol.ChatMessage
+		back.expect(protocol.TypeChatMessage, &cm)
+		if cm.Text != text(i) {
+			t.Fatalf("replayed frame %d is %q, want %q", i, cm.Text, text(i))
+		}
+	}
+	host.say(1, func(int) string { return "after" })
+	var cm protocol.ChatMessage
+	back.expect(protocol.TypeChatMessage, &cm)
+	if cm.Text != "after" {
+		t.Fatalf("after the replay: %q, want the next line", cm.Text)
+	}
+}
+
+// TestResumeAfterMissingMany: a seat that missed 250 frames (far more than
+// the 64-frame outgoing queue) resumes and gets every one of them, in order,
+// once; the room sees the player come back.
+func TestResumeAfterMissingMany(t *testing.T) {
+	const missed = 250
+	url, host, bob, bobID, w := awayRoom(t, nil)
+	host.say(missed, numbered)
+	back, env := resumeOn(t, url, w.Resume, bob.frames)
+	expectAway(t, host, bobID, false)
+	expectResumed(t, back, env, host, missed, numbered)
+	if back.frames != bob.frames+missed+1 {
+		t.Fatalf("the resumed session counted %d frames, want %d", back.frames, bob.frames+missed+1)
+	}
+}
+
+// TestResumeReplayLimits: the documented replay is 256 frames or 64 KiB,
+// whichever is less. At either limit the seat resumes whole; one frame past
+// it the resume fails with resume_failed and the seat is released at once.
+func TestResumeReplayLimits(t *testing.T) {
+	// 600 bytes of text: 64 KiB is then about 100 frames, under 256.
+	wide := func(i int) string { return fmt.Sprintf("%03d ", i) + strings.Repeat("語", 196) }
+	for _, tc := range []struct {
+		name string
+		text func(int) string
+		past bool
+	}{
+		{"256 frames", numbered, false},
+		{"257 frames", numbered, true},
+		{"64 KiB", wide, false},
+		{"64 KiB and a frame", wide, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			url, host, bob, bobID, w := awayRoom(t, nil)
+			size := host.say(1, tc.text)
+			n := min(256, (64<<10)/size)
+			if tc.past {
+				n++
+			}
+			host.say(n-1, func(i int) string { return tc.text(i + 1) })
+			back, env := resumeOn(t, url, w.Resume, bob.frames)
+			if !tc.past {
+				expectAway(t, host, bobID, false)
+				expectResumed(t, back, env, host, n, tc.text)
+				return
+			}
+			var e protocol.Error
+			if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeResumeFailed {
+				t.Fatalf("resume after missing %d frames of %d bytes: %s %+v", n, size, env.Type, e)
+			}
+			var pl protocol.PlayerLeft
+			host.expect(protocol.TypePlayerLeft, &pl)
+			if pl.ID != bobID || pl.Reason != protocol.ReasonDisconnect {
+				t.Fatalf("PlayerLeft %+v", pl)
+			}
+		})
+	}
+}
+
+// TestResumedLinkDropsASlowConsumer: the replay does not count against the
+// outgoing queue, but what comes after it does: a client that resumes, takes
+// a long replay and then stops reading is dropped as any slow consumer is,
+// and its seat is held again.
+func TestResumedLinkDropsASlowConsumer(t *testing.T) {
+	url, host, bob, bobID, w := awayRoom(t, func(c *Config) {
+		c.QueueSize = 16
+		c.SignalBurst, c.SignalsPerSecond = 1<<20, 1e6
+		c.MessageBurst, c.MessagesPerSecond = 1<<20, 1e6
+	})
+	host.say(250, numbered)
+	_, env := resumeOn(t, url, w.Resume, bob.frames) // and never read again
+	if env.Type != protocol.TypeWelcome {
+		t.Fatalf("resume: %s", env.Type)
+	}
+	expectAway(t, host, bobID, false)
+	floodSignals(t, host, bobID, func(env protocol.Envelope) bool {
+		var u protocol.PlayerUpdated
+		return env.Type == protocol.TypePlayerUpdated && protocol.DecodeBody(env, &u) == nil &&
+			u.Player.ID == bobID && u.Player.Away
+	})
 }

@@ -1,0 +1,47 @@
+package signaling
+
+import (
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+)
+
+// take checks and spends in one step: of many concurrent takes exactly the
+// budget succeed, and time refills the bucket.
+func TestIPLimiterTake(t *testing.T) {
+	const burst = 14
+	l := newIPLimiter(time.Second, burst)
+	ip := netip.MustParseAddr("203.0.113.7")
+	now := time.Unix(1795000000, 0)
+	var got atomic.Int32
+	var wg sync.WaitGroup
+	for range 100 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if l.take(ip, now) {
+				got.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if got.Load() != burst {
+		t.Fatalf("%d takes succeeded, want the budget %d", got.Load(), burst)
+	}
+	if l.take(ip, now) || l.allowed(ip, now) {
+		t.Fatal("took past the budget")
+	}
+	// Another network has its own bucket; an IPv6 /64 is one network.
+	if !l.take(netip.MustParseAddr("2001:db8::1"), now) || !l.allowed(netip.MustParseAddr("2001:db8::2"), now) {
+		t.Fatal("another network was refused")
+	}
+	// Half a second refills half a token: still none; a second, one.
+	if l.take(ip, now.Add(500*time.Millisecond)) {
+		t.Fatal("took half a token")
+	}
+	if !l.take(ip, now.Add(time.Second)) || l.take(ip, now.Add(time.Second)) {
+		t.Fatal("a second did not refill exactly one token")
+	}
+}
