@@ -108,7 +108,8 @@ type Config struct {
 	MaxAllocations int
 	// MaxAllocationLifetime caps the lifetime an Allocate or Refresh is
 	// granted (1s..1h); default DefaultMaxAllocationLifetime. An allocation
-	// not refreshed within it is closed.
+	// not refreshed within it is closed. Over TCP, whose requests pion reads
+	// itself, the cap is never below the 10 minutes pion grants by default.
 	MaxAllocationLifetime time.Duration
 	// MaxChannelsPerAllocation caps the channels bound on one allocation;
 	// default DefaultMaxChannelsPerAllocation. A ChannelBind for a new
@@ -132,6 +133,10 @@ type Config struct {
 	// Logger receives the server's logs with component=turn; default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// tcpLifetimeFloor is the least lifetime cap of a TCP allocation:
+	// pionDefaultLifetime, shortened by tests.
+	tcpLifetimeFloor time.Duration
 }
 
 // withDefaults returns a copy of c with defaults applied and the caller's
@@ -177,6 +182,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxAllocationLifetime == 0 {
 		c.MaxAllocationLifetime = DefaultMaxAllocationLifetime
+	}
+	if c.tcpLifetimeFloor == 0 {
+		c.tcpLifetimeFloor = pionDefaultLifetime
 	}
 	if c.MaxChannelsPerAllocation == 0 {
 		c.MaxChannelsPerAllocation = DefaultMaxChannelsPerAllocation

@@ -79,9 +79,18 @@ func TestLifetimeCapRefreshed(t *testing.T) {
 
 // TestLifetimeCapTCP: over TCP pion reads the requests itself and grants
 // what it likes (10 minutes to pion's client, which then refreshes after 5);
-// the allocation is closed when the cap passes without a Refresh.
+// the allocation is closed when the cap passes without a Refresh. The cap
+// for TCP is never below those 10 minutes, which the test shortens.
 func TestLifetimeCapTCP(t *testing.T) {
-	srv, fs := newServer(t, func(c *Config) { c.MaxAllocationLifetime = testLifetimeCap })
+	srv, fs := newServer(t, func(c *Config) {
+		c.MaxAllocationLifetime = testLifetimeCap
+		c.tcpLifetimeFloor = testLifetimeCap
+	})
+	short := testConfig(newFakeSessions())
+	short.MaxAllocationLifetime = testLifetimeCap
+	if got := newRegistry(short.withDefaults(), testLogger()).tcpLifetime; got != pionDefaultLifetime {
+		t.Fatalf("TCP lifetime cap %s under a %s cap, want pion's default lifetime %s", got, testLifetimeCap, pionDefaultLifetime)
+	}
 	fs.join("t", "room")
 	allocate(t, newTCPClient(t, srv, srv.Credentials("t", time.Now())))
 	if n := srv.Stats().Allocations; n != 1 {
