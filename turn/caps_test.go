@@ -175,3 +175,28 @@ func TestFailedAllocateLeavesNoQuota(t *testing.T) {
 		}
 	}
 }
+
+// TestStaleReservationReleased: a quota reservation whose Allocate never
+// reported back (pion always does; this is the safety net) stops counting
+// after reservationTTL, so it cannot hold a session's or an IP's slot.
+func TestStaleReservationReleased(t *testing.T) {
+	cfg := testConfig(newFakeSessions())
+	cfg.MaxAllocationsPerSession = 1
+	reg := newRegistry(cfg.withDefaults(), testLogger())
+	username := formatUsername(time.Now().Add(time.Hour).Unix(), "s")
+	from := func(port int) net.Addr { return &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: port} }
+	if !reg.quota(username, "", from(1)) {
+		t.Fatal("first Allocate refused")
+	}
+	if reg.quota(username, "", from(2)) {
+		t.Fatal("second Allocate of a session capped at one granted while the first is pending")
+	}
+	reg.dropStaleReservations(time.Now().Add(reservationTTL / 2))
+	if reg.quota(username, "", from(3)) {
+		t.Fatal("reservation released before reservationTTL")
+	}
+	reg.dropStaleReservations(time.Now().Add(reservationTTL + time.Second))
+	if !reg.quota(username, "", from(4)) {
+		t.Fatal("stale reservation still counted")
+	}
+}
