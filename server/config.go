@@ -63,6 +63,14 @@ type Config struct {
 	TURNMaxBandwidth   byteSize
 	TURNBandwidthBurst byteSize
 
+	// TURN caps against one client exhausting the server: allocations per
+	// client IP (/64 for IPv6) and in total, the lifetime an allocation is
+	// granted, and channels bound per allocation. See turn.Config.
+	TURNAllocsPerIP    int
+	TURNMaxAllocsTotal int
+	TURNMaxLifetime    time.Duration
+	TURNMaxChannels    int
+
 	// secretGenerated records that TURNSecret was made up at start, so Run
 	// can say so (without printing it).
 	secretGenerated bool
@@ -101,6 +109,11 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		MaxRoomName:   protocol.MaxRoomName,
 
 		TURNMaxBandwidth: turn.DefaultMaxBandwidth, // 1 MiB/s: see turn.DefaultMaxBandwidth for why
+
+		TURNAllocsPerIP:    turn.DefaultMaxAllocationsPerIP,
+		TURNMaxAllocsTotal: turn.DefaultMaxAllocations,
+		TURNMaxLifetime:    turn.DefaultMaxAllocationLifetime,
+		TURNMaxChannels:    turn.DefaultMaxChannelsPerAllocation,
 	}
 	fs := flag.NewFlagSet("hostrelay", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -120,6 +133,14 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.DurationVar(&cfg.TURNTTL, "turn-ttl", cfg.TURNTTL, "lifetime of issued TURN credentials")
 	fs.IntVar(&cfg.TURNMaxAllocs, "turn-max-allocations", cfg.TURNMaxAllocs,
 		"live TURN allocations per lobby session (a browser uses 2 per peer connection)")
+	fs.IntVar(&cfg.TURNAllocsPerIP, "turn-allocations-per-ip", cfg.TURNAllocsPerIP,
+		"live TURN allocations per client IP (IPv6: per /64), any sessions; past it Allocate gets 486")
+	fs.IntVar(&cfg.TURNMaxAllocsTotal, "turn-max-allocations-total", cfg.TURNMaxAllocsTotal,
+		"live TURN allocations on this server (one socket each); past it Allocate gets 508")
+	fs.DurationVar(&cfg.TURNMaxLifetime, "turn-max-lifetime", cfg.TURNMaxLifetime,
+		"longest lifetime a TURN allocation is granted; one not refreshed within it is closed (1m to 1h)")
+	fs.IntVar(&cfg.TURNMaxChannels, "turn-max-channels", cfg.TURNMaxChannels,
+		"channels one TURN allocation may bind (a browser binds one per remote relay candidate)")
 	fs.Var(&cfg.TURNMaxBandwidth, "turn-max-bandwidth",
 		"relayed bytes per second per TURN allocation, e.g. 1048576 or 1MiB; packets over it are dropped (0: unlimited)")
 	fs.Var(&cfg.TURNBandwidthBurst, "turn-bandwidth-burst",
@@ -224,6 +245,21 @@ func (c Config) validate() error {
 	}
 	if c.TURNMaxAllocs < 2 {
 		errs = append(errs, fmt.Errorf("-turn-max-allocations %d: must be at least 2", c.TURNMaxAllocs))
+	}
+	// A player needs two allocations (UDP and TCP URLs), a host two per peer.
+	if c.TURNAllocsPerIP < 2 || c.TURNMaxAllocsTotal < 2 {
+		errs = append(errs, fmt.Errorf("-turn-allocations-per-ip %d and -turn-max-allocations-total %d: must be at least 2",
+			c.TURNAllocsPerIP, c.TURNMaxAllocsTotal))
+	}
+	// Browsers refresh a minute before the lifetime they were told ends; pion
+	// grants at most an hour anyway.
+	if c.TURNMaxLifetime < time.Minute || c.TURNMaxLifetime > time.Hour {
+		errs = append(errs, fmt.Errorf("-turn-max-lifetime %v: must be between 1m and 1h", c.TURNMaxLifetime))
+	}
+	// A browser binds one channel per remote relay candidate: two per ICE
+	// generation here (UDP and TCP), a few more across ICE restarts.
+	if c.TURNMaxChannels < 4 || c.TURNMaxChannels > 16384 {
+		errs = append(errs, fmt.Errorf("-turn-max-channels %d: must be between 4 and 16384", c.TURNMaxChannels))
 	}
 	// Below 16 KiB/s even a WebRTC handshake struggles: it is almost surely a
 	// unit mistake (kbit/s for bytes/s).

@@ -12,24 +12,41 @@ import (
 // key returned here; so every refusal below is reachable without a valid
 // password and is logged at debug only.
 func (s *Server) authenticate(username, realm string, src net.Addr) ([]byte, bool) {
-	refuse := func(reason, session string) ([]byte, bool) {
-		s.log.Debug("auth refused", "reason", reason, "session", session, "client", src.String())
+	key, refusal, session := s.authKey(username, realm, src)
+	if refusal != "" {
+		s.log.Debug("auth refused", "reason", refusal, "session", session, "client", src.String())
 
 		return nil, false
 	}
+
+	return key, true
+}
+
+// screenKey is authenticate without the log, for the screen's look at a
+// request before pion's (pion's own call logs any refusal).
+func (s *Server) screenKey(username, realm string, src net.Addr) ([]byte, bool) {
+	key, refusal, _ := s.authKey(username, realm, src)
+
+	return key, refusal == ""
+}
+
+// authKey returns the long-term key for username, or why there is none.
+func (s *Server) authKey(username, realm string, src net.Addr) (key []byte, refusal, session string) {
 	if realm != s.cfg.Realm {
-		return refuse("wrong realm", "")
+		return nil, "wrong realm", ""
 	}
 	expires, session, err := parseUsername(username)
 	if err != nil {
-		return refuse("malformed username", "")
+		return nil, "malformed username", ""
 	}
 	now := time.Now()
 	if expires > now.Add(s.cfg.MaxTTL).Unix() {
-		return refuse("expiry beyond MaxTTL", session)
+		return nil, "expiry beyond MaxTTL", session
 	}
+	// An ended session's Refreshes, permissions and channel binds fail here,
+	// so its allocations cannot be kept alive while the janitor closes them.
 	if !s.cfg.Sessions.SessionLive(session) {
-		return refuse("session not live", session)
+		return nil, "session not live", session
 	}
 	// pion re-authenticates every Refresh, CreatePermission and ChannelBind, so
 	// a credential that expires mid-game would kill a working allocation. An
@@ -37,8 +54,8 @@ func (s *Server) authenticate(username, realm string, src net.Addr) ([]byte, boo
 	// from the same client address, while the session is live; it cannot make
 	// new allocations.
 	if expires < now.Unix() && !s.reg.hasAllocation(src, username) {
-		return refuse("expired", session)
+		return nil, "expired", session
 	}
 
-	return pionturn.GenerateAuthKey(username, realm, restPassword(s.cfg.Secret, username)), true
+	return pionturn.GenerateAuthKey(username, realm, restPassword(s.cfg.Secret, username)), "", session
 }

@@ -111,7 +111,7 @@ func TestBandwidthChargedOnEveryPath(t *testing.T) {
 			return n
 		},
 		"fast path to inbox": func(t *testing.T, reg *registry, a, b *relayConn) int {
-			b.channels = nil
+			b.channels.reset()
 			for range 10 {
 				if _, _, ok := reg.forward(channelData(0x4000, payload), a.client); !ok {
 					t.Fatal("left to pion")

@@ -31,7 +31,31 @@ const (
 	// connections, with 10 to spare for pages closed without pc.close(),
 	// whose allocations live on for up to 10 minutes.
 	DefaultMaxAllocationsPerSession = 2*15 + 10
+	// DefaultMaxAllocationsPerIP lets a few full rooms play from behind one
+	// NAT (a LAN party, a school, a carrier-grade NAT: a 16-player room takes
+	// about 60 allocations) while one host cannot take the server's share.
+	DefaultMaxAllocationsPerIP = 256
+	// DefaultMaxAllocations bounds the relay sockets (one file descriptor
+	// and one goroutine each) of the whole server, far below common
+	// descriptor limits so the lobby and HTTP keep theirs.
+	DefaultMaxAllocations = 8192
+	// DefaultMaxAllocationLifetime is RFC 5766's default lifetime, the one
+	// browsers use: pion would grant a client asking for more up to an hour.
+	DefaultMaxAllocationLifetime = 10 * time.Minute
+	// DefaultMaxChannelsPerAllocation is generous for a browser, which binds
+	// one channel per remote relay candidate of its peer connection (two
+	// per ICE generation here, UDP and TCP); pion would allow 16,384.
+	DefaultMaxChannelsPerAllocation = 32
 )
+
+// Bounds of the lifetime cap: pion v4.1.4 grants at most an hour.
+const (
+	minAllocationLifetime = time.Second
+	maxAllocationLifetime = time.Hour
+)
+
+// maxChannelsLimit is pion's own bound, the number of channel numbers.
+const maxChannelsLimit = 0x7FFF - 0x4000 + 1
 
 // maxUDPListeners bounds UDPListeners (each is a socket and a goroutine).
 const maxUDPListeners = 256
@@ -70,9 +94,30 @@ type Config struct {
 	// now+MaxTTL are refused; default 24h.
 	MaxTTL time.Duration
 	// MaxAllocationsPerSession caps live allocations per lobby session;
-	// default 10. Chrome makes one allocation per peer connection per TURN
+	// default DefaultMaxAllocationsPerSession. Chrome makes one allocation per peer connection per TURN
 	// URL, and a closed page keeps its allocations for up to 10 minutes.
 	MaxAllocationsPerSession int
+	// MaxAllocationsPerIP caps live allocations per client IP (IPv6: per
+	// /64), whatever the session; default DefaultMaxAllocationsPerIP. Past
+	// it, and past MaxAllocationsPerSession, Allocate is answered 486
+	// Allocation Quota Reached.
+	MaxAllocationsPerIP int
+	// MaxAllocations caps live allocations (relay sockets) of the whole
+	// server; default DefaultMaxAllocations. Past it Allocate is answered
+	// 508 Insufficient Capacity.
+	MaxAllocations int
+	// MaxAllocationLifetime caps the lifetime an Allocate or Refresh is
+	// granted (1s..1h); default DefaultMaxAllocationLifetime. An allocation
+	// not refreshed within it is closed. Over TCP, whose requests pion reads
+	// itself, the cap is never below the 10 minutes pion grants by default.
+	MaxAllocationLifetime time.Duration
+	// MaxChannelsPerAllocation caps the channels bound on one allocation;
+	// default DefaultMaxChannelsPerAllocation. A ChannelBind for a new
+	// channel past it is answered 508 Insufficient Capacity (over UDP; over
+	// TCP the allocation is closed instead). Permissions need no cap of
+	// their own: pion keys them by peer IP and the peer policy admits only
+	// PublicIP, so an allocation holds at most one.
+	MaxChannelsPerAllocation int
 	// MaxBandwidth is the relayed payload, in bytes per second, that one
 	// allocation's client may send through it; packets beyond it are dropped
 	// and counted (Stats.DroppedBandwidth). Default DefaultMaxBandwidth
@@ -88,6 +133,10 @@ type Config struct {
 	// Logger receives the server's logs with component=turn; default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// tcpLifetimeFloor is the least lifetime cap of a TCP allocation:
+	// pionDefaultLifetime, shortened by tests.
+	tcpLifetimeFloor time.Duration
 }
 
 // withDefaults returns a copy of c with defaults applied and the caller's
@@ -124,6 +173,21 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxAllocationsPerSession == 0 {
 		c.MaxAllocationsPerSession = DefaultMaxAllocationsPerSession
+	}
+	if c.MaxAllocationsPerIP == 0 {
+		c.MaxAllocationsPerIP = DefaultMaxAllocationsPerIP
+	}
+	if c.MaxAllocations == 0 {
+		c.MaxAllocations = DefaultMaxAllocations
+	}
+	if c.MaxAllocationLifetime == 0 {
+		c.MaxAllocationLifetime = DefaultMaxAllocationLifetime
+	}
+	if c.tcpLifetimeFloor == 0 {
+		c.tcpLifetimeFloor = pionDefaultLifetime
+	}
+	if c.MaxChannelsPerAllocation == 0 {
+		c.MaxChannelsPerAllocation = DefaultMaxChannelsPerAllocation
 	}
 	if c.MaxBandwidth == 0 {
 		c.MaxBandwidth = DefaultMaxBandwidth
@@ -163,6 +227,12 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: CredentialTTL %s exceeds MaxTTL %s", ErrTTL, c.CredentialTTL, c.MaxTTL)
 	case c.MaxAllocationsPerSession < 0:
 		return ErrQuota
+	case c.MaxAllocationsPerIP < 0 || c.MaxAllocations < 0:
+		return fmt.Errorf("%w: MaxAllocationsPerIP %d, MaxAllocations %d", ErrQuota, c.MaxAllocationsPerIP, c.MaxAllocations)
+	case c.MaxAllocationLifetime < minAllocationLifetime || c.MaxAllocationLifetime > maxAllocationLifetime:
+		return fmt.Errorf("%w (got %s)", ErrLifetime, c.MaxAllocationLifetime)
+	case c.MaxChannelsPerAllocation < 1 || c.MaxChannelsPerAllocation > maxChannelsLimit:
+		return fmt.Errorf("%w (got %d)", ErrChannels, c.MaxChannelsPerAllocation)
 	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
 		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)
 	case c.MaxBandwidth != NoBandwidthLimit && (c.MaxBandwidth < 1 || c.MaxBandwidth > maxBandwidth):

@@ -18,8 +18,13 @@ var (
 	ErrListenAddr = errors.New("turn: invalid listen address")
 	// ErrTTL means CredentialTTL or MaxTTL is out of range.
 	ErrTTL = errors.New("turn: invalid credential lifetime")
-	// ErrQuota means MaxAllocationsPerSession is negative.
-	ErrQuota = errors.New("turn: MaxAllocationsPerSession must not be negative")
+	// ErrQuota means MaxAllocationsPerSession, MaxAllocationsPerIP or
+	// MaxAllocations is negative.
+	ErrQuota = errors.New("turn: allocation caps must not be negative")
+	// ErrLifetime means MaxAllocationLifetime is outside 1s..1h.
+	ErrLifetime = errors.New("turn: MaxAllocationLifetime must be between 1s and 1h")
+	// ErrChannels means MaxChannelsPerAllocation is outside 1..16384.
+	ErrChannels = errors.New("turn: MaxChannelsPerAllocation must be between 1 and 16384")
 	// ErrUDPListeners means UDPListeners is out of range (1..256).
 	ErrUDPListeners = errors.New("turn: UDPListeners must be between 1 and 256")
 	// ErrBandwidth means MaxBandwidth is neither NoBandwidthLimit nor
@@ -37,6 +42,7 @@ var (
 	ErrCloseTimeout = errors.New("turn: timed out waiting for allocations to close")
 
 	errUsername          = errors.New("turn: malformed username")
+	errCapacity          = errors.New("turn: allocation capacity reached (MaxAllocations)")
 	errRelayNetwork      = errors.New("turn: relay sockets are UDP over IPv4 only")
 	errTCPRelay          = errors.New("turn: TCP relay allocations are not supported")
 	errSamePortExhausted = errors.New("turn: could not get the same port for UDP and TCP")

@@ -21,6 +21,11 @@ type registry struct {
 	sessions      Sessions
 	log           *slog.Logger
 	maxPerSession int
+	maxPerIP      int
+	maxTotal      int           // relay sockets of the whole server
+	maxChannels   int           // channel bindings per allocation
+	lifetime      time.Duration // the longest a UDP allocation lives unrefreshed
+	tcpLifetime   time.Duration // the same for TCP: see newRegistry
 	// public is the advertised relay IP in its 4-byte form. Comparing
 	// netip.Addr values (never Unmap) keeps ::ffff:a.b.c.d from matching it.
 	public netip.Addr
@@ -37,6 +42,7 @@ type registry struct {
 	droppedReads  atomic.Uint64
 	droppedFull   atomic.Uint64 // allowed packets dropped because the peer's inbox was full
 	lastDropLog   atomic.Int64  // unix nanoseconds of the last drop logged
+	refusalLog    logLimiter    // quota, capacity and channel refusals, which a flood repeats
 
 	// bw is the per-allocation bandwidth limit; read-only after newRegistry.
 	bw                    bandwidthPolicy
@@ -50,7 +56,11 @@ type registry struct {
 	clients    map[netip.AddrPort]*relayConn // live allocations of UDP clients, by client address
 	bySession  map[string][]*relayConn       // live allocations by session, for invalidate
 	allocs     map[allocKey]allocRecord
-	perSession map[string]int
+	reserved   map[allocKey]reservation // quota granted, allocation not reported yet
+	perSession map[string]int           // allocs and reservations by session
+	perIP      map[netip.Prefix]int     // allocs and reservations by client IP (/64 for IPv6)
+
+	ends sessionEnds
 }
 
 // allocKey names an allocation by its client transport address, the part of
@@ -63,8 +73,22 @@ type allocKey struct {
 type allocRecord struct {
 	session  string
 	username string
-	relay    *relayConn // nil if the socket closed before the allocation was reported
+	prefix   netip.Prefix // the client's, for perIP
+	relay    *relayConn   // nil if the socket closed before the allocation was reported
 }
+
+// reservation is a quota slot granted to an Allocate that pion has not
+// reported yet, so that concurrent Allocates (one per UDP listener and TCP
+// connection) cannot overshoot the caps between the check and the count.
+type reservation struct {
+	session string
+	prefix  netip.Prefix
+	at      time.Time
+}
+
+// reservationTTL bounds how long a reservation whose Allocate neither
+// succeeded nor reported an error (which pion always does) holds its slot.
+const reservationTTL = 10 * time.Second
 
 func newRegistry(cfg Config, log *slog.Logger) *registry {
 	public, _ := netip.AddrFromSlice(cfg.PublicIP.To4())
@@ -77,16 +101,39 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		sessions:      cfg.Sessions,
 		log:           log,
 		maxPerSession: cfg.MaxAllocationsPerSession,
-		bw:            newBandwidthPolicy(cfg.MaxBandwidth, cfg.BandwidthBurst),
-		public:        public,
-		local:         local,
-		pending:       make(map[uint16]*relayConn),
-		relays:        make(map[uint16]*relayConn),
-		clients:       make(map[netip.AddrPort]*relayConn),
-		bySession:     make(map[string][]*relayConn),
-		allocs:        make(map[allocKey]allocRecord),
-		perSession:    make(map[string]int),
+		maxPerIP:      cfg.MaxAllocationsPerIP,
+		maxTotal:      cfg.MaxAllocations,
+		maxChannels:   cfg.MaxChannelsPerAllocation,
+		lifetime:      cfg.MaxAllocationLifetime,
+		// pion v4.1.4 reads TCP requests itself, so a TCP client that asks
+		// for nothing is told 10 minutes whatever the cap, and refreshes
+		// shortly before that: a shorter timer would cut honest players off.
+		tcpLifetime: max(cfg.MaxAllocationLifetime, cfg.tcpLifetimeFloor),
+		bw:          newBandwidthPolicy(cfg.MaxBandwidth, cfg.BandwidthBurst),
+		public:      public,
+		local:       local,
+		pending:     make(map[uint16]*relayConn),
+		relays:      make(map[uint16]*relayConn),
+		clients:     make(map[netip.AddrPort]*relayConn),
+		bySession:   make(map[string][]*relayConn),
+		allocs:      make(map[allocKey]allocRecord),
+		reserved:    make(map[allocKey]reservation),
+		perSession:  make(map[string]int),
+		perIP:       make(map[netip.Prefix]int),
+		ends:        newSessionEnds(),
 	}
+}
+
+// ipPrefix is what MaxAllocationsPerIP counts by: the address itself for
+// IPv4, its /64 for IPv6, since one host usually owns a whole /64.
+func ipPrefix(ip netip.Addr) netip.Prefix {
+	ip = ip.Unmap()
+	if ip.Is4() {
+		return netip.PrefixFrom(ip, 32)
+	}
+	p, _ := ip.Prefix(64)
+
+	return p
 }
 
 func clientKey(addr net.Addr) (allocKey, bool) {
@@ -118,26 +165,89 @@ func (r *registry) permit(client net.Addr, peer net.IP) bool {
 	return false
 }
 
-// quota is the pion QuotaHandler; it runs after authentication. The count
-// rises only when pion reports the allocation, so Allocates racing on separate
-// TCP connections can overshoot by a few; UDP requests on one listener are
-// handled one at a time and cannot.
+// quota is the pion QuotaHandler; it runs after authentication, and a
+// refusal is answered 486 Allocation Quota Reached. It checks the session's
+// and the client IP's live allocations and reserves a slot in both at once,
+// so Allocates racing on separate listeners or TCP connections cannot
+// overshoot; the allocation's creation (or pion's error report) settles the
+// reservation. The server-wide cap is left to AllocatePacketConn, whose
+// refusal pion answers 508 Insufficient Capacity.
 func (r *registry) quota(username, _ string, src net.Addr) bool {
 	_, session, err := parseUsername(username)
 	if err != nil {
 		return false
 	}
-	r.mu.RLock()
-	n := r.perSession[session]
-	r.mu.RUnlock()
-	if n >= r.maxPerSession {
-		r.log.Info("allocation quota reached", "session", session,
-			"client", src.String(), "limit", r.maxPerSession)
+	key, ok := clientKey(src)
+	if !ok {
+		return false
+	}
+	prefix := ipPrefix(key.client.Addr())
+	refused, limit := "", 0
+
+	r.mu.Lock()
+	// A reservation still here belongs to an earlier Allocate on this
+	// 5-tuple that made nothing; requests on one 5-tuple run one at a time.
+	r.settleLocked(key)
+	switch {
+	case r.perSession[session] >= r.maxPerSession:
+		refused, limit = "session", r.maxPerSession
+	case r.perIP[prefix] >= r.maxPerIP:
+		refused, limit = "ip", r.maxPerIP
+	case len(r.pending)+len(r.relays) >= r.maxTotal:
+		// No reservation: AllocatePacketConn refuses this one.
+	default:
+		r.reserved[key] = reservation{session: session, prefix: prefix, at: time.Now()}
+		r.countLocked(session, prefix)
+	}
+	r.mu.Unlock()
+
+	if refused != "" {
+		if skipped, ok := r.refusalLog.allow(); ok {
+			r.log.Info("allocation refused: quota reached", "per", refused, "session", session,
+				"client", src.String(), "limit", limit, "refusals_not_logged", skipped)
+		}
 
 		return false
 	}
 
 	return true
+}
+
+// settleLocked drops key's reservation, if any, and its counts.
+func (r *registry) settleLocked(key allocKey) {
+	if res, ok := r.reserved[key]; ok {
+		delete(r.reserved, key)
+		r.releaseLocked(res.session, res.prefix)
+	}
+}
+
+func (r *registry) countLocked(session string, prefix netip.Prefix) {
+	r.perSession[session]++
+	r.perIP[prefix]++
+}
+
+func (r *registry) releaseLocked(session string, prefix netip.Prefix) {
+	if r.perSession[session] <= 1 {
+		delete(r.perSession, session)
+	} else {
+		r.perSession[session]--
+	}
+	if r.perIP[prefix] <= 1 {
+		delete(r.perIP, prefix)
+	} else {
+		r.perIP[prefix]--
+	}
+}
+
+// dropStaleReservations releases reservations older than reservationTTL.
+func (r *registry) dropStaleReservations(now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for key, res := range r.reserved {
+		if now.Sub(res.at) > reservationTTL {
+			r.settleLocked(key)
+		}
+	}
 }
 
 // outbound decides whether a packet that from's client sends to dst may go,
@@ -217,12 +327,24 @@ func (r *registry) hasAllocation(client net.Addr, username string) bool {
 	return ok && rec.username == username
 }
 
-// addPending records a relay socket handed to pion before its allocation exists.
+// full reports whether the server holds MaxAllocations relay sockets.
+func (r *registry) full() bool {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+
+	return len(r.pending)+len(r.relays) >= r.maxTotal
+}
+
+// addPending records a relay socket handed to pion before its allocation
+// exists, unless the server is closed or full.
 func (r *registry) addPending(c *relayConn) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.closed {
 		return ErrClosed
+	}
+	if len(r.pending)+len(r.relays) >= r.maxTotal {
+		return errCapacity
 	}
 	r.pending[c.port] = c
 
@@ -242,7 +364,10 @@ func (r *registry) removeRelay(c *relayConn) {
 		delete(r.clients, c.client)
 	}
 	r.dropSessionRelayLocked(c)
-	c.channels = nil
+	c.channels.reset()
+	if c.expiry != nil {
+		c.expiry.Stop()
+	}
 	r.mu.Unlock()
 }
 
@@ -288,4 +413,24 @@ func (r *registry) allocationCount() int {
 	defer r.mu.RUnlock()
 
 	return len(r.allocs)
+}
+
+// logLimiter lets one log line through per second and counts the rest, for
+// refusals an attacker can repeat at line rate.
+type logLimiter struct {
+	last    atomic.Int64 // unix nanoseconds of the last line let through
+	skipped atomic.Uint64
+}
+
+// allow reports whether to log now, and how many were held back since.
+func (l *logLimiter) allow() (skipped uint64, ok bool) {
+	now := time.Now().UnixNano()
+	last := l.last.Load()
+	if now-last < int64(time.Second) || !l.last.CompareAndSwap(last, now) {
+		l.skipped.Add(1)
+
+		return 0, false
+	}
+
+	return l.skipped.Swap(0), true
 }

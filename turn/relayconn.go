@@ -30,7 +30,10 @@ type relayConn struct {
 	session   string
 	client    netip.AddrPort
 	udpClient bool
-	channels  []channelBinding
+	channels  channelTable
+	// expiry closes the allocation when its lifetime cap passes without a
+	// Refresh; set by onAllocationCreated.
+	expiry *time.Timer
 
 	closeOnce sync.Once
 	closeErr  error
@@ -202,6 +205,17 @@ func (g *relayGenerator) Validate() error { return nil }
 func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (net.PacketConn, net.Addr, error) {
 	if network != "udp4" {
 		return nil, nil, fmt.Errorf("%w (asked for %s)", errRelayNetwork, network)
+	}
+	// pion answers a refusal here 508 Insufficient Capacity. Checked before
+	// the socket is opened so a flood costs no descriptors; addPending
+	// checks again under the lock.
+	if g.reg.full() {
+		if skipped, ok := g.reg.refusalLog.allow(); ok {
+			g.log.Warn("allocation refused: server at MaxAllocations", "limit", g.reg.maxTotal,
+				"refusals_not_logged", skipped)
+		}
+
+		return nil, nil, errCapacity
 	}
 	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: g.bindIP, Port: requestedPort})
 	if err != nil {

@@ -4,12 +4,16 @@ import "sync/atomic"
 
 // RoomWatcher may be implemented by a Sessions. WatchRooms registers fn to be
 // called with a session's id after every change of the room that session is
-// in: joining one, leaving it, the room closing, the session ending. fn runs
-// on the caller's goroutine, possibly under its locks: it only bumps
-// counters, never blocks and never calls back into the Sessions.
+// in: joining one, leaving it, the room closing, and the session ending for
+// good (after which SessionLive answers false). fn runs on the caller's
+// goroutine, possibly under its locks: it only bumps counters and queues the
+// session for a later look, never blocks and never calls back into the
+// Sessions.
 //
 // With it, turn asks RoomOf once per allocation and room change instead of
-// twice per relayed packet. Without it, turn asks RoomOf every time.
+// twice per relayed packet, and closes an ended session's allocations at
+// once. Without it, turn asks RoomOf every time and finds ended sessions by
+// asking SessionLive every few seconds.
 type RoomWatcher interface {
 	WatchRooms(fn func(sessionID string)) (stop func())
 }
@@ -48,14 +52,20 @@ func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
 }
 
 // invalidate is the RoomWatcher callback: the next packet of any allocation
-// of session asks RoomOf again. It takes only reg.mu, which turn never holds
-// while calling into the Sessions.
+// of session asks RoomOf again, and the janitor asks whether the session
+// ended. It takes only reg.mu and the janitor's queue lock, which turn never
+// holds while calling into the Sessions.
 func (r *registry) invalidate(session string) {
 	r.mu.RLock()
-	for _, c := range r.bySession[session] {
+	list := r.bySession[session]
+	for _, c := range list {
 		c.rooms.ver.Add(1)
 	}
+	held := len(list) > 0
 	r.mu.RUnlock()
+	if held {
+		r.ends.add(session)
+	}
 }
 
 // sameRoom reports whether the sessions of a and b (sa and sb, read under

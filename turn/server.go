@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/pion/stun/v3"
 	pionturn "github.com/pion/turn/v4"
 )
 
@@ -30,8 +31,12 @@ type Server struct {
 	stopMu    sync.Mutex
 	stopCtx   func() bool // unregisters the ctx hook; nil until New sets it
 	stopWatch func()      // unregisters the room watch; nil without one
-	closeOnce sync.Once
-	closeErr  error
+	// stopJanitor ends the goroutine that closes ended sessions'
+	// allocations; janitorDone is closed when it has.
+	stopJanitor chan struct{}
+	janitorDone chan struct{}
+	closeOnce   sync.Once
+	closeErr    error
 }
 
 // Stats is a snapshot of the server's counters, for metrics.
@@ -86,7 +91,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
-			PacketConn:            &turnConn{UDPConn: u, reg: s.reg},
+			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen()},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
 		})
@@ -112,6 +117,11 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 
 		return nil, fmt.Errorf("turn: start: %w", err)
 	}
+	s.stopJanitor, s.janitorDone = make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(s.janitorDone)
+		s.reg.janitor(s.stopJanitor)
+	}()
 
 	// The hook may fire (and run Close) before AfterFunc returns, so stopCtx
 	// is published under a lock.
@@ -121,9 +131,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Unlock()
 	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(udp), "tcp", addrString(s.TCPAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
-		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst)
+		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
+		"max_allocations", cfg.MaxAllocations, "max_allocations_per_ip", cfg.MaxAllocationsPerIP,
+		"max_allocations_per_session", cfg.MaxAllocationsPerSession,
+		"max_allocation_lifetime", cfg.MaxAllocationLifetime, "max_channels", cfg.MaxChannelsPerAllocation)
 
 	return s, nil
+}
+
+func (s *Server) newScreen() *screen {
+	return &screen{reg: s.reg, authKey: s.screenKey, realm: stun.NewRealm(s.cfg.Realm), lifetime: s.cfg.MaxAllocationLifetime}
 }
 
 // UDPAddr returns the TURN UDP listen address, or nil if UDP is disabled.
@@ -175,6 +192,8 @@ func (s *Server) close() error {
 	if s.stopWatch != nil {
 		s.stopWatch()
 	}
+	close(s.stopJanitor)
+	<-s.janitorDone
 	// pion's Close closes only the listeners; its read loops then close the
 	// allocations they own, but TCP connections stay open until closed here.
 	err := s.pion.Close()

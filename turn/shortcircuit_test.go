@@ -107,7 +107,7 @@ func TestFastPathForgetsClosedRelays(t *testing.T) {
 		srv.reg.mu.RLock()
 		defer srv.reg.mu.RUnlock()
 
-		return srv.reg.relays[rb.port] == nil && srv.reg.clients[rb.client] == nil && len(rb.channels) == 0
+		return srv.reg.relays[rb.port] == nil && srv.reg.clients[rb.client] == nil && rb.channels.len() == 0
 	}) {
 		t.Fatal("closed relay still mirrored")
 	}
@@ -158,8 +158,8 @@ func unitRegistry(t testing.TB) (*registry, *fakeSessions, *relayConn, *relayCon
 		return c
 	}
 	a, b := mk(1000, "a", "127.0.0.1:5000"), mk(2000, "b", "127.0.0.1:6000")
-	a.channels = []channelBinding{{number: 0x4000, peer: 2000}}
-	b.channels = []channelBinding{{number: 0x4001, peer: 1000}}
+	a.channels = newChannelTable(channelBinding{number: 0x4000, peer: 2000})
+	b.channels = newChannelTable(channelBinding{number: 0x4001, peer: 1000})
 
 	return reg, fs, a, b
 }
@@ -246,7 +246,7 @@ func TestForward(t *testing.T) {
 // goes to its inbox and pion's read loop for B sends it on.
 func TestForwardWithoutChannelBackUsesInbox(t *testing.T) {
 	reg, _, a, b := unitRegistry(t)
-	b.channels = nil
+	b.channels.reset()
 	if _, n, ok := reg.forward(channelData(0x4000, "via inbox"), a.client); !ok || n != 0 {
 		t.Fatalf("forward: n = %d ok = %v, want handed over (0, true)", n, ok)
 	}
@@ -255,7 +255,7 @@ func TestForwardWithoutChannelBackUsesInbox(t *testing.T) {
 	if err != nil || string(buf[:n]) != "via inbox" || from.String() != a.public.String() {
 		t.Fatalf("ReadFrom = %q from %v (%v), want %q from %v", buf[:n], from, err, "via inbox", a.public)
 	}
-	b.channels = []channelBinding{{number: 0x4001, peer: 1000}}
+	b.channels = newChannelTable(channelBinding{number: 0x4001, peer: 1000})
 	b.udpClient = false
 	if _, n, ok := reg.forward(channelData(0x4000, "tcp peer"), a.client); !ok || n != 0 {
 		t.Fatalf("TCP peer: n = %d ok = %v, want handed over", n, ok)

@@ -1,0 +1,108 @@
+package turn
+
+import (
+	"sync"
+	"time"
+)
+
+// Allocations end with their lobby session. A session that is gone for
+// good (the hub keeps an away session, and SessionLive true, until its seat
+// grace ends) has every allocation closed, which makes pion delete them; its
+// Refreshes, permissions and channel binds were already refused by the
+// AuthHandler. Without this, one IP held 12,705 allocations of 495 ended
+// sessions for up to an hour each (pion/turn v4.1.4 grants up to 3600 s).
+
+// sweepInterval is how often the janitor drops stale quota reservations
+// and, when the Sessions reports no room changes, asks whether each session
+// holding allocations is still live.
+const sweepInterval = 5 * time.Second
+
+// sessionEnds collects sessions that may have ended, for the janitor. The
+// RoomWatcher callback adds to it under the lobby's locks, so add only
+// takes a private mutex and never blocks.
+type sessionEnds struct {
+	mu   sync.Mutex
+	ids  map[string]struct{}
+	wake chan struct{}
+}
+
+func newSessionEnds() sessionEnds {
+	return sessionEnds{ids: make(map[string]struct{}), wake: make(chan struct{}, 1)}
+}
+
+func (e *sessionEnds) add(session string) {
+	e.mu.Lock()
+	e.ids[session] = struct{}{}
+	e.mu.Unlock()
+	select {
+	case e.wake <- struct{}{}:
+	default: // a wake-up is already pending
+	}
+}
+
+// take returns the collected sessions and starts a new set.
+func (e *sessionEnds) take() map[string]struct{} {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.ids) == 0 {
+		return nil
+	}
+	ids := e.ids
+	e.ids = make(map[string]struct{})
+
+	return ids
+}
+
+// janitor closes the allocations of ended sessions until stop is closed.
+// It calls SessionLive from its own goroutine, never from the RoomWatcher
+// callback, which runs under the lobby's locks.
+func (r *registry) janitor(stop <-chan struct{}) {
+	tick := time.NewTicker(sweepInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-r.ends.wake:
+			for session := range r.ends.take() {
+				r.closeIfEnded(session)
+			}
+		case now := <-tick.C:
+			r.dropStaleReservations(now)
+			if !r.watching {
+				for _, session := range r.sessionsWithAllocations() {
+					r.closeIfEnded(session)
+				}
+			}
+		}
+	}
+}
+
+// closeIfEnded closes every allocation of session if the session is gone.
+// Sessions never come back, so nothing of it can be wanted again.
+func (r *registry) closeIfEnded(session string) {
+	r.mu.RLock()
+	held := len(r.bySession[session])
+	r.mu.RUnlock()
+	if held == 0 || r.sessions.SessionLive(session) {
+		return
+	}
+	r.mu.RLock()
+	conns := append([]*relayConn(nil), r.bySession[session]...)
+	r.mu.RUnlock()
+	for _, c := range conns {
+		_ = c.Close()
+	}
+	r.log.Debug("session ended: allocations closed", "session", session, "allocations", len(conns))
+}
+
+func (r *registry) sessionsWithAllocations() []string {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	out := make([]string, 0, len(r.bySession))
+	for session := range r.bySession {
+		out = append(out, session)
+	}
+
+	return out
+}
