@@ -40,4 +40,5 @@ var (
 	errRelayNetwork      = errors.New("turn: relay sockets are UDP over IPv4 only")
 	errTCPRelay          = errors.New("turn: TCP relay allocations are not supported")
 	errSamePortExhausted = errors.New("turn: could not get the same port for UDP and TCP")
+	errTCPFrame          = errors.New("turn: invalid TURN-over-TCP frame")
 )

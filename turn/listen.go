@@ -2,10 +2,13 @@ package turn
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -52,7 +55,7 @@ func listen(ctx context.Context, cfg Config) ([]*net.UDPConn, *tcpListener, erro
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
 		if err == nil {
-			return udp, newTCPListener(ln), nil
+			return udp, newTCPListener(ln, cfg), nil
 		}
 		closeAll(udp)
 		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
@@ -94,19 +97,22 @@ func closeAll(socks []*net.UDPConn) {
 	}
 }
 
-// tcpListener tracks accepted connections because pion's Server.Close closes
-// only the listener: accepted connections, and the goroutine reading each,
-// would outlive the server.
+// tcpListener frames what accepted connections send (tcpFramer). It also
+// tracks them because pion's Server.Close closes only the listener: accepted
+// connections, and the goroutine reading each, would outlive the server.
 type tcpListener struct {
 	net.Listener
+	log *slog.Logger
+
+	badFrames atomic.Uint64 // closed for a frame tcpFramer refused
 
 	mu     sync.Mutex
 	closed bool
 	conns  map[*tcpConn]struct{} // accepted and not yet closed by pion
 }
 
-func newTCPListener(ln net.Listener) *tcpListener {
-	return &tcpListener{Listener: ln, conns: make(map[*tcpConn]struct{})}
+func newTCPListener(ln net.Listener, cfg Config) *tcpListener {
+	return &tcpListener{Listener: ln, log: cfg.Logger.With("component", "turn"), conns: make(map[*tcpConn]struct{})}
 }
 
 // Accept returns the next connection, tracked.
@@ -115,7 +121,7 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := &tcpConn{Conn: c, l: l}
+	tc := &tcpConn{Conn: c, l: l, fr: newTCPFramer(c)}
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.closed {
@@ -151,18 +157,26 @@ func (l *tcpListener) open() int {
 	return len(l.conns)
 }
 
-// tcpConn is an accepted TURN-over-TCP connection with an idle timeout.
+// tcpConn is an accepted TURN-over-TCP connection, framed, with an idle timeout.
 type tcpConn struct {
 	net.Conn
 	l    *tcpListener
+	fr   *tcpFramer // read only by pion's read loop for this conn
 	once sync.Once
 }
 
-// Read extends the idle deadline before each read.
+// Read extends the idle deadline and returns the next whole frame (see
+// tcpFramer). pion calls it from the connection's one read loop, and ends
+// that loop on any error.
 func (c *tcpConn) Read(p []byte) (int, error) {
 	_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+	n, err := c.fr.read(p)
+	if errors.Is(err, errTCPFrame) {
+		c.l.badFrames.Add(1)
+		c.l.log.Debug("TURN TCP connection closed: bad frame", "client", c.RemoteAddr().String(), "err", err)
+	}
 
-	return c.Conn.Read(p)
+	return n, err
 }
 
 // Close untracks and closes the connection; pion calls it when its read loop ends.

@@ -51,6 +51,11 @@ type Stats struct {
 	// DroppedBandwidthBytes their payload bytes.
 	DroppedBandwidth      uint64
 	DroppedBandwidthBytes uint64
+	// TCPConns is the number of open TURN-over-TCP connections.
+	TCPConns int
+	// TCPBadFrames counts TURN-over-TCP connections closed for sending a
+	// frame that is not STUN or ChannelData of at most 1599 bytes.
+	TCPBadFrames uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -79,6 +84,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		QuotaHandler:  s.reg.quota,
 		EventHandler:  s.reg.eventHandler(),
 		LoggerFactory: pionLoggerFactory{log: log},
+		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
 	}
 	for _, u := range udp {
 		if rcv, snd, ok := raiseBuffers(u); !ok {
@@ -148,7 +154,7 @@ func (s *Server) TCPAddr() *net.TCPAddr {
 
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Allocations:           s.reg.allocationCount(),
 		DroppedWrites:         s.reg.droppedWrites.Load(),
 		DroppedReads:          s.reg.droppedReads.Load(),
@@ -156,6 +162,12 @@ func (s *Server) Stats() Stats {
 		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
 		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
 	}
+	if s.tcp != nil {
+		st.TCPConns = s.tcp.open()
+		st.TCPBadFrames = s.tcp.badFrames.Load()
+	}
+
+	return st
 }
 
 // Close closes the listeners and all allocations, and waits (up to 5s) for
