@@ -31,6 +31,18 @@ const (
 	// connections, with 10 to spare for pages closed without pc.close(),
 	// whose allocations live on for up to 10 minutes.
 	DefaultMaxAllocationsPerSession = 2*15 + 10
+	// DefaultTCPAllocateTimeout is how long a TURN-over-TCP connection may
+	// stay open without an allocation. A browser allocates within two round
+	// trips of connecting; anything slower is a client that never will.
+	DefaultTCPAllocateTimeout = 5 * time.Second
+	// DefaultMaxTCPConns caps open TURN-over-TCP connections when the
+	// embedder sets no cap (hostrelay's server derives its own from the
+	// process's file limit). Each connection holds a descriptor.
+	DefaultMaxTCPConns = 1024
+	// DefaultMaxTCPConnsPerIP lets the host of a full 16-player room (one
+	// connection per peer connection) and a few more players behind the same
+	// NAT use TURN over TCP, while one address cannot take the whole cap.
+	DefaultMaxTCPConnsPerIP = 64
 )
 
 // maxUDPListeners bounds UDPListeners (each is a socket and a goroutine).
@@ -64,6 +76,17 @@ type Config struct {
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
 	// UDP socket got, so clients need only one port number.
 	TCPAddr string
+	// TCPAllocateTimeout closes a TURN-over-TCP connection that has made no
+	// allocation this long after it was accepted; default 5s. After its
+	// first allocation a connection is closed only after 15 minutes of
+	// silence.
+	TCPAllocateTimeout time.Duration
+	// MaxTCPConns caps open TURN-over-TCP connections; past it a new
+	// connection is closed as soon as it is accepted. Default 1024.
+	MaxTCPConns int
+	// MaxTCPConnsPerIP caps open TURN-over-TCP connections from one client
+	// IP (an IPv6 client: from its /64), refused the same way; default 64.
+	MaxTCPConnsPerIP int
 	// CredentialTTL is the lifetime of issued credentials; default 6h.
 	CredentialTTL time.Duration
 	// MaxTTL bounds credential expiry: usernames whose expiry is further than
@@ -116,6 +139,15 @@ func (c Config) withDefaults() Config {
 	if !reusePortSupported {
 		c.UDPListeners = 1
 	}
+	if c.TCPAllocateTimeout == 0 {
+		c.TCPAllocateTimeout = DefaultTCPAllocateTimeout
+	}
+	if c.MaxTCPConns == 0 {
+		c.MaxTCPConns = DefaultMaxTCPConns
+	}
+	if c.MaxTCPConnsPerIP == 0 {
+		c.MaxTCPConnsPerIP = DefaultMaxTCPConnsPerIP
+	}
 	if c.CredentialTTL == 0 {
 		c.CredentialTTL = DefaultCredentialTTL
 	}
@@ -163,6 +195,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: CredentialTTL %s exceeds MaxTTL %s", ErrTTL, c.CredentialTTL, c.MaxTTL)
 	case c.MaxAllocationsPerSession < 0:
 		return ErrQuota
+	case c.TCPAllocateTimeout < 0 || c.TCPAllocateTimeout > tcpIdleTimeout:
+		return fmt.Errorf("%w: TCPAllocateTimeout %s", ErrTCPLimits, c.TCPAllocateTimeout)
+	case c.MaxTCPConns < 0 || c.MaxTCPConnsPerIP < 0:
+		return fmt.Errorf("%w: MaxTCPConns %d, MaxTCPConnsPerIP %d", ErrTCPLimits, c.MaxTCPConns, c.MaxTCPConnsPerIP)
 	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
 		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)
 	case c.MaxBandwidth != NoBandwidthLimit && (c.MaxBandwidth < 1 || c.MaxBandwidth > maxBandwidth):

@@ -25,6 +25,9 @@ var (
 	// ErrBandwidth means MaxBandwidth is neither NoBandwidthLimit nor
 	// 1 byte/s..1 TiB/s, or BandwidthBurst is outside 1600 bytes..1 GiB.
 	ErrBandwidth = errors.New("turn: MaxBandwidth must be 1 byte/s..1 TiB/s or NoBandwidthLimit, BandwidthBurst 1600 bytes..1 GiB")
+	// ErrTCPLimits means TCPAllocateTimeout is negative or over 15 minutes
+	// (the idle timeout), or MaxTCPConns or MaxTCPConnsPerIP is negative.
+	ErrTCPLimits = errors.New("turn: TCPAllocateTimeout must be 0..15m, MaxTCPConns and MaxTCPConnsPerIP not negative")
 	// ErrRealm means Realm is too long for a STUN REALM attribute.
 	ErrRealm = errors.New("turn: Realm must be at most 127 characters")
 )

@@ -53,9 +53,15 @@ type Stats struct {
 	DroppedBandwidthBytes uint64
 	// TCPConns is the number of open TURN-over-TCP connections.
 	TCPConns int
+	// TCPRefused counts TURN-over-TCP connections closed at accept because
+	// Config.MaxTCPConns or MaxTCPConnsPerIP was reached.
+	TCPRefused uint64
 	// TCPBadFrames counts TURN-over-TCP connections closed for sending a
 	// frame that is not STUN or ChannelData of at most 1599 bytes.
 	TCPBadFrames uint64
+	// TCPAllocateTimeouts counts TURN-over-TCP connections closed for making
+	// no allocation within Config.TCPAllocateTimeout.
+	TCPAllocateTimeouts uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -78,11 +84,20 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.udp, s.tcp = udp, tcp
 
 	gen := &relayGenerator{reg: s.reg, bindIP: cfg.RelayBindIP, log: log}
+	events := s.reg.eventHandler()
+	if tcp != nil {
+		// The first allocation on a TCP connection lifts its allocate deadline.
+		created := events.OnAllocationCreated
+		events.OnAllocationCreated = func(src, dst net.Addr, proto, user, realm string, relay net.Addr, lifetime int) {
+			created(src, dst, proto, user, realm, relay, lifetime)
+			tcp.allocated(src)
+		}
+	}
 	pcfg := pionturn.ServerConfig{
 		Realm:         cfg.Realm,
 		AuthHandler:   s.authenticate,
 		QuotaHandler:  s.reg.quota,
-		EventHandler:  s.reg.eventHandler(),
+		EventHandler:  events,
 		LoggerFactory: pionLoggerFactory{log: log},
 		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
 	}
@@ -127,7 +142,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Unlock()
 	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(udp), "tcp", addrString(s.TCPAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
-		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst)
+		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
+		"tcp_max_conns", cfg.MaxTCPConns, "tcp_max_conns_per_ip", cfg.MaxTCPConnsPerIP,
+		"tcp_allocate_timeout", cfg.TCPAllocateTimeout)
 
 	return s, nil
 }
@@ -164,7 +181,9 @@ func (s *Server) Stats() Stats {
 	}
 	if s.tcp != nil {
 		st.TCPConns = s.tcp.open()
+		st.TCPRefused = s.tcp.refused.Load()
 		st.TCPBadFrames = s.tcp.badFrames.Load()
+		st.TCPAllocateTimeouts = s.tcp.allocTimeouts.Load()
 	}
 
 	return st
