@@ -187,8 +187,7 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 		client = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	ip := ipKey(client.Addr())
-	tc := &tcpConn{Conn: c, l: l, client: client, ip: ip, fr: newTCPFramer(c),
-		allocateBy: time.Now().Add(l.allocateTimeout)}
+	tc := &tcpConn{Conn: c, l: l, client: client, ip: ip, allocateBy: time.Now().Add(l.allocateTimeout)}
 
 	l.mu.Lock()
 	var over string
@@ -208,6 +207,8 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 	}
 	l.mu.Unlock()
 	if over == "" {
+		tc.fr = newTCPFramer(c) // not before: refused connections need no buffer
+
 		return tc, nil
 	}
 

@@ -7,11 +7,14 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v3"
+
+	"github.com/hostrelay/hostrelay/internal/testwait"
 )
 
 // floodFileLimit is the child's open-file limit: low, so the flood below
@@ -124,6 +127,48 @@ func TestFloodKeepsServing(t *testing.T) {
 		}
 	}
 
+	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if code := c.exitCode(); code != 0 {
+		t.Fatalf("exit code %d after SIGTERM", code)
+	}
+}
+
+// TestTURNTCPAcceptSurvivesFileExhaustion: with the TURN-over-TCP caps set
+// above the file limit (an operator's mistake), a flood runs the process out
+// of files and accepting fails with EMFILE. pion/turn v4.1.4's accept loop
+// ends on the first such error; ours waits and retries, so once the idle
+// connections are closed TURN over TCP answers again.
+func TestTURNTCPAcceptSurvivesFileExhaustion(t *testing.T) {
+	c := startChildWithFileLimit(t, floodFileLimit, "-turn-tcp-allocate-timeout", "1s",
+		"-turn-tcp-max-conns", "5000", "-turn-tcp-conns-per-ip", "5000")
+	turnTCP, _ := c.waitLog("listening")["turn_tcp"].(string)
+	go func() {
+		for range c.logs { // keep the pipe drained
+		}
+	}()
+	fds := fmt.Sprintf("/proc/%d/fd", c.cmd.Process.Pid)
+	if _, err := os.Stat(fds); err != nil {
+		t.Skipf("cannot count the child's files: %v", err)
+	}
+
+	flood := make([]net.Conn, 0, floodFileLimit+100)
+	for range floodFileLimit + 100 {
+		flood = append(flood, dialFrom(t, "127.0.0.1", turnTCP))
+	}
+	testwait.For(t, "the child to run out of files", func() bool {
+		open, err := os.ReadDir(fds)
+		return err == nil && len(open) >= floodFileLimit
+	})
+	for i, tc := range flood {
+		if !closedByServer(tc) {
+			t.Fatalf("idle TURN TCP connection %d of %d still open", i+1, len(flood))
+		}
+	}
+	if err := tcpBinding(t, turnTCP); err != nil {
+		t.Fatalf("TURN TCP after running out of files: %v", err)
+	}
 	if err := c.cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
