@@ -124,8 +124,8 @@ type tcpListener struct {
 	perIP  map[netip.Addr]int          // open connections by ipKey
 }
 
-// refusalLogEvery spaces the log lines about refused connections: a flood
-// would otherwise write one per connection.
+// refusalLogEvery spaces the log lines about refused connections and failed
+// accepts: a flood would otherwise write one per connection.
 const refusalLogEvery = 10 * time.Second
 
 // Accept retry delays after an accept error, doubling up to the maximum as
