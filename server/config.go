@@ -70,6 +70,16 @@ type Config struct {
 	TURNMaxAllocsTotal int
 	TURNMaxLifetime    time.Duration
 	TURNMaxChannels    int
+	// Connection caps and timeouts, so idle or slow clients cannot hold the
+	// process's file descriptors; see docs/operations.md. A cap of 0 is
+	// derived from the open-file limit at start (fileBudget).
+	MaxHTTPConns           int           // open HTTP connections, lobby WebSockets included
+	HTTPReadTimeout        time.Duration // to read a whole request; its header within at most 10s
+	HTTPWriteTimeout       time.Duration // to write a response
+	HTTPIdleTimeout        time.Duration // a keep-alive connection waiting for its next request
+	TURNTCPMaxConns        int           // open TURN-over-TCP connections
+	TURNTCPConnsPerIP      int           // open TURN-over-TCP connections per client IP (IPv6: per /64)
+	TURNTCPAllocateTimeout time.Duration // a TURN-over-TCP connection without an allocation is closed after it
 
 	// secretGenerated records that TURNSecret was made up at start, so Run
 	// can say so (without printing it).
@@ -110,10 +120,14 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 
 		TURNMaxBandwidth: turn.DefaultMaxBandwidth, // 1 MiB/s: see turn.DefaultMaxBandwidth for why
 
-		TURNAllocsPerIP:    turn.DefaultMaxAllocationsPerIP,
-		TURNMaxAllocsTotal: turn.DefaultMaxAllocations,
-		TURNMaxLifetime:    turn.DefaultMaxAllocationLifetime,
-		TURNMaxChannels:    turn.DefaultMaxChannelsPerAllocation,
+		TURNAllocsPerIP:        turn.DefaultMaxAllocationsPerIP,
+		TURNMaxLifetime:        turn.DefaultMaxAllocationLifetime,
+		TURNMaxChannels:        turn.DefaultMaxChannelsPerAllocation,
+		HTTPReadTimeout:        30 * time.Second,
+		HTTPWriteTimeout:       60 * time.Second,
+		HTTPIdleTimeout:        60 * time.Second,
+		TURNTCPConnsPerIP:      turn.DefaultMaxTCPConnsPerIP,
+		TURNTCPAllocateTimeout: turn.DefaultTCPAllocateTimeout,
 	}
 	fs := flag.NewFlagSet("hostrelay", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -136,7 +150,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.IntVar(&cfg.TURNAllocsPerIP, "turn-allocations-per-ip", cfg.TURNAllocsPerIP,
 		"live TURN allocations per client IP (IPv6: per /64), any sessions; past it Allocate gets 486")
 	fs.IntVar(&cfg.TURNMaxAllocsTotal, "turn-max-allocations-total", cfg.TURNMaxAllocsTotal,
-		"live TURN allocations on this server (one socket each); past it Allocate gets 508")
+		"live TURN allocations on this server (one socket each); past it Allocate gets 508 (0: half of the open-file limit after a reserve)")
 	fs.DurationVar(&cfg.TURNMaxLifetime, "turn-max-lifetime", cfg.TURNMaxLifetime,
 		"longest lifetime a TURN allocation is granted; one not refreshed within it is closed (1m to 1h)")
 	fs.IntVar(&cfg.TURNMaxChannels, "turn-max-channels", cfg.TURNMaxChannels,
@@ -145,6 +159,20 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		"relayed bytes per second per TURN allocation, e.g. 1048576 or 1MiB; packets over it are dropped (0: unlimited)")
 	fs.Var(&cfg.TURNBandwidthBurst, "turn-bandwidth-burst",
 		"bytes a TURN allocation may send at once above -turn-max-bandwidth (default: a quarter second at that rate)")
+	fs.IntVar(&cfg.TURNTCPMaxConns, "turn-tcp-max-conns", cfg.TURNTCPMaxConns,
+		"open TURN-over-TCP connections; past it new ones are closed at once (0: a quarter of the open-file limit after a reserve)")
+	fs.IntVar(&cfg.TURNTCPConnsPerIP, "turn-tcp-conns-per-ip", cfg.TURNTCPConnsPerIP,
+		"open TURN-over-TCP connections per client IP (IPv6: per /64); a browser uses one per peer connection")
+	fs.DurationVar(&cfg.TURNTCPAllocateTimeout, "turn-tcp-allocate-timeout", cfg.TURNTCPAllocateTimeout,
+		"how long a TURN-over-TCP connection may stay open without an allocation")
+	fs.IntVar(&cfg.MaxHTTPConns, "max-http-conns", cfg.MaxHTTPConns,
+		"open HTTP connections, lobby WebSockets included; at the cap the longest-idle one makes room (0: a quarter of the open-file limit after a reserve)")
+	fs.DurationVar(&cfg.HTTPReadTimeout, "http-read-timeout", cfg.HTTPReadTimeout,
+		"time to read a whole HTTP request (its header: at most 10s); does not apply to WebSockets")
+	fs.DurationVar(&cfg.HTTPWriteTimeout, "http-write-timeout", cfg.HTTPWriteTimeout,
+		"time to write an HTTP response; does not apply to WebSockets")
+	fs.DurationVar(&cfg.HTTPIdleTimeout, "http-idle-timeout", cfg.HTTPIdleTimeout,
+		"how long a keep-alive HTTP connection may wait for its next request")
 	fs.Func("allowed-origins", "comma-separated extra origins (host patterns) allowed to open /ws", func(s string) error {
 		cfg.AllowedOrigins = splitList(s)
 		return nil
@@ -247,8 +275,8 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("-turn-max-allocations %d: must be at least 2", c.TURNMaxAllocs))
 	}
 	// A player needs two allocations (UDP and TCP URLs), a host two per peer.
-	if c.TURNAllocsPerIP < 2 || c.TURNMaxAllocsTotal < 2 {
-		errs = append(errs, fmt.Errorf("-turn-allocations-per-ip %d and -turn-max-allocations-total %d: must be at least 2",
+	if c.TURNAllocsPerIP < 2 || c.TURNMaxAllocsTotal < 0 || c.TURNMaxAllocsTotal == 1 {
+		errs = append(errs, fmt.Errorf("-turn-allocations-per-ip %d and -turn-max-allocations-total %d: must be at least 2 (the total may be 0: derived from the open-file limit)",
 			c.TURNAllocsPerIP, c.TURNMaxAllocsTotal))
 	}
 	// Browsers refresh a minute before the lifetime they were told ends; pion
@@ -271,6 +299,7 @@ func (c Config) validate() error {
 	if c.TURNBandwidthBurst != 0 && (c.TURNBandwidthBurst < 1600 || c.TURNBandwidthBurst > 1<<30) {
 		errs = append(errs, fmt.Errorf("-turn-bandwidth-burst %v: must be between 1600 bytes and 1GiB", c.TURNBandwidthBurst))
 	}
+	errs = append(errs, c.validateConnLimits()...)
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("-log-format %q: must be text or json", c.LogFormat))
 	}
@@ -299,6 +328,36 @@ func (c Config) validate() error {
 		return fmt.Errorf("server: config: %w", err)
 	}
 	return nil
+}
+
+// validateConnLimits bounds the connection caps and timeouts.
+func (c Config) validateConnLimits() []error {
+	var errs []error
+	// One HTTP connection is kept from WebSockets for /healthz and pages,
+	// so a cap of 1 would leave no room for the lobby.
+	if c.MaxHTTPConns < 0 || c.MaxHTTPConns == 1 {
+		errs = append(errs, fmt.Errorf("-max-http-conns %d: must be 0 (from the file limit) or at least 2", c.MaxHTTPConns))
+	}
+	if c.TURNTCPMaxConns < 0 {
+		errs = append(errs, fmt.Errorf("-turn-tcp-max-conns %d: must be 0 (from the file limit) or more", c.TURNTCPMaxConns))
+	}
+	if c.TURNTCPConnsPerIP < 1 {
+		errs = append(errs, fmt.Errorf("-turn-tcp-conns-per-ip %d: must be at least 1", c.TURNTCPConnsPerIP))
+	}
+	// Under a second a browser on a slow link could not allocate in time;
+	// past 15 minutes it would outlast the idle timeout of allocated ones.
+	if c.TURNTCPAllocateTimeout < time.Second || c.TURNTCPAllocateTimeout > 15*time.Minute {
+		errs = append(errs, fmt.Errorf("-turn-tcp-allocate-timeout %v: must be between 1s and 15m", c.TURNTCPAllocateTimeout))
+	}
+	for _, d := range []struct {
+		flag string
+		v    time.Duration
+	}{{"http-read-timeout", c.HTTPReadTimeout}, {"http-write-timeout", c.HTTPWriteTimeout}, {"http-idle-timeout", c.HTTPIdleTimeout}} {
+		if d.v < time.Second || d.v > time.Hour {
+			errs = append(errs, fmt.Errorf("-%s %v: must be between 1s and 1h", d.flag, d.v))
+		}
+	}
+	return errs
 }
 
 // validateSizes keeps each size limit between its floor and the protocol's

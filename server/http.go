@@ -30,10 +30,17 @@ func newHTTP(s *Server) *echo.Echo {
 	e.Use(securityHeaders)
 
 	e.GET("/healthz", func(c echo.Context) error {
-		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version})
+		open, webSockets := s.conns.counts()
+		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version,
+			"conns": map[string]int{"http": open, "webSockets": webSockets, "turnTCP": s.turn.Stats().TCPConns}})
 	})
 	e.GET("/api/v1/ice", s.handleICE)
 	e.GET("/ws", func(c echo.Context) error {
+		if s.conns.webSocketsFull() {
+			// The last HTTP connections are kept for /healthz and pages.
+			c.Response().Header().Set("Retry-After", "30")
+			return echo.NewHTTPError(http.StatusServiceUnavailable, "server busy: too many connections")
+		}
 		ip, err := netip.ParseAddr(c.RealIP())
 		if err != nil {
 			return echo.NewHTTPError(http.StatusBadRequest, "cannot determine client address")

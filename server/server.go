@@ -24,6 +24,7 @@ type Server struct {
 	turn    *turn.Server
 	http    *http.Server
 	ln      net.Listener
+	conns   *connLimiter // wraps ln
 	serve   chan error
 }
 
@@ -82,6 +83,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err != nil {
 		return nil, err
 	}
+	files := newFileBudget(log)
+	httpConns, turnTCPConns := orDefault(cfg.MaxHTTPConns, files.httpConns), orDefault(cfg.TURNTCPMaxConns, files.turnTCP)
+	allocations := orDefault(cfg.TURNMaxAllocsTotal, files.allocations)                            // one relay socket each
+	if files.limit > 0 && uint64(httpConns+turnTCPConns+allocations+files.reserve) > files.limit { //nolint:gosec // positive
+		log.Warn("connection caps exceed the open-file limit: a flood can exhaust it; lower -max-http-conns, -turn-tcp-max-conns or -turn-max-allocations-total, or raise the limit",
+			"component", "server", "http_conns", httpConns, "turn_tcp_conns", turnTCPConns, "allocations", allocations,
+			"file_limit", files.limit)
+	}
 	maxBandwidth, burst := cfg.turnBandwidth()
 	s.turn, err = turn.New(ctx, turn.Config{
 		Secret:                   []byte(cfg.TURNSecret),
@@ -91,11 +100,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		CredentialTTL:            cfg.TURNTTL,
 		MaxAllocationsPerSession: cfg.TURNMaxAllocs,
 		MaxAllocationsPerIP:      cfg.TURNAllocsPerIP,
-		MaxAllocations:           cfg.TURNMaxAllocsTotal,
+		MaxAllocations:           allocations,
 		MaxAllocationLifetime:    cfg.TURNMaxLifetime,
 		MaxChannelsPerAllocation: cfg.TURNMaxChannels,
 		MaxBandwidth:             maxBandwidth,
 		BandwidthBurst:           burst,
+		TCPAllocateTimeout:       cfg.TURNTCPAllocateTimeout,
+		MaxTCPConns:              turnTCPConns,
+		MaxTCPConnsPerIP:         cfg.TURNTCPConnsPerIP,
 		Sessions:                 s.hub,
 		Logger:                   log,
 	})
@@ -109,17 +121,35 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		_ = s.turn.Close()
 		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTPAddr, err)
 	}
+	s.conns = newConnLimiter(s.ln, httpConns, log)
+	// Hijacking clears the deadlines these set, so lobby WebSockets live on
+	// past them (TestHTTPTimeoutsSpareWebSockets).
 	s.http = &http.Server{
 		Handler:           newHTTP(s),
-		ReadHeaderTimeout: 10 * time.Second,
+		ReadHeaderTimeout: min(maxHeaderTime, cfg.HTTPReadTimeout),
+		ReadTimeout:       cfg.HTTPReadTimeout,
+		WriteTimeout:      cfg.HTTPWriteTimeout,
+		IdleTimeout:       cfg.HTTPIdleTimeout,
+		ConnState:         s.conns.connState,
 		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 	}
-	go func() { s.serve <- s.http.Serve(s.ln) }()
+	go func() { s.serve <- s.http.Serve(s.conns) }()
 
 	a := s.Addrs()
 	log.Info("listening", "component", "server", "http", a.HTTP, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
 		"public_ip", cfg.PublicIP)
 	return s, nil
+}
+
+// maxHeaderTime bounds reading a request header: a client sends it at once.
+const maxHeaderTime = 10 * time.Second
+
+// orDefault is v, or def where v is 0.
+func orDefault(v, def int) int {
+	if v == 0 {
+		return def
+	}
+	return v
 }
 
 // seatGrace maps the operator's 0 ("do not hold seats") to the hub's

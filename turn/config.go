@@ -46,6 +46,18 @@ const (
 	// one channel per remote relay candidate of its peer connection (two
 	// per ICE generation here, UDP and TCP); pion would allow 16,384.
 	DefaultMaxChannelsPerAllocation = 32
+	// DefaultTCPAllocateTimeout is how long a TURN-over-TCP connection may
+	// stay open without an allocation. A browser allocates within two round
+	// trips of connecting; anything slower is a client that never will.
+	DefaultTCPAllocateTimeout = 5 * time.Second
+	// DefaultMaxTCPConns caps open TURN-over-TCP connections when the
+	// embedder sets no cap (hostrelay's server derives its own from the
+	// process's file limit). Each connection holds a descriptor.
+	DefaultMaxTCPConns = 1024
+	// DefaultMaxTCPConnsPerIP lets the host of a full 16-player room (one
+	// connection per peer connection) and a few more players behind the same
+	// NAT use TURN over TCP, while one address cannot take the whole cap.
+	DefaultMaxTCPConnsPerIP = 64
 )
 
 // Bounds of the lifetime cap: pion v4.1.4 grants at most an hour.
@@ -88,6 +100,17 @@ type Config struct {
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
 	// UDP socket got, so clients need only one port number.
 	TCPAddr string
+	// TCPAllocateTimeout closes a TURN-over-TCP connection that has made no
+	// allocation this long after it was accepted; default 5s. After its
+	// first allocation a connection is closed only after 15 minutes of
+	// silence.
+	TCPAllocateTimeout time.Duration
+	// MaxTCPConns caps open TURN-over-TCP connections; past it a new
+	// connection is closed as soon as it is accepted. Default 1024.
+	MaxTCPConns int
+	// MaxTCPConnsPerIP caps open TURN-over-TCP connections from one client
+	// IP (an IPv6 client: from its /64), refused the same way; default 64.
+	MaxTCPConnsPerIP int
 	// CredentialTTL is the lifetime of issued credentials; default 6h.
 	CredentialTTL time.Duration
 	// MaxTTL bounds credential expiry: usernames whose expiry is further than
@@ -165,6 +188,15 @@ func (c Config) withDefaults() Config {
 	if !reusePortSupported {
 		c.UDPListeners = 1
 	}
+	if c.TCPAllocateTimeout == 0 {
+		c.TCPAllocateTimeout = DefaultTCPAllocateTimeout
+	}
+	if c.MaxTCPConns == 0 {
+		c.MaxTCPConns = DefaultMaxTCPConns
+	}
+	if c.MaxTCPConnsPerIP == 0 {
+		c.MaxTCPConnsPerIP = DefaultMaxTCPConnsPerIP
+	}
 	if c.CredentialTTL == 0 {
 		c.CredentialTTL = DefaultCredentialTTL
 	}
@@ -233,6 +265,10 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w (got %s)", ErrLifetime, c.MaxAllocationLifetime)
 	case c.MaxChannelsPerAllocation < 1 || c.MaxChannelsPerAllocation > maxChannelsLimit:
 		return fmt.Errorf("%w (got %d)", ErrChannels, c.MaxChannelsPerAllocation)
+	case c.TCPAllocateTimeout < 0 || c.TCPAllocateTimeout > tcpIdleTimeout:
+		return fmt.Errorf("%w: TCPAllocateTimeout %s", ErrTCPLimits, c.TCPAllocateTimeout)
+	case c.MaxTCPConns < 0 || c.MaxTCPConnsPerIP < 0:
+		return fmt.Errorf("%w: MaxTCPConns %d, MaxTCPConnsPerIP %d", ErrTCPLimits, c.MaxTCPConns, c.MaxTCPConnsPerIP)
 	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
 		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)
 	case c.MaxBandwidth != NoBandwidthLimit && (c.MaxBandwidth < 1 || c.MaxBandwidth > maxBandwidth):

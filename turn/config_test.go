@@ -38,6 +38,10 @@ func TestConfigValidation(t *testing.T) {
 		{"burst under a packet", func(c *Config) { c.BandwidthBurst = packetCap - 1 }, ErrBandwidth},
 		{"negative burst", func(c *Config) { c.BandwidthBurst = -1 }, ErrBandwidth},
 		{"burst over 1 GiB", func(c *Config) { c.BandwidthBurst = 1<<30 + 1 }, ErrBandwidth},
+		{"negative allocate timeout", func(c *Config) { c.TCPAllocateTimeout = -time.Second }, ErrTCPLimits},
+		{"allocate timeout past the idle timeout", func(c *Config) { c.TCPAllocateTimeout = tcpIdleTimeout + 1 }, ErrTCPLimits},
+		{"negative tcp cap", func(c *Config) { c.MaxTCPConns = -1 }, ErrTCPLimits},
+		{"negative tcp cap per ip", func(c *Config) { c.MaxTCPConnsPerIP = -1 }, ErrTCPLimits},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,6 +67,10 @@ func TestConfigDefaults(t *testing.T) {
 	if c.Realm != DefaultRealm || c.CredentialTTL != DefaultCredentialTTL || c.MaxTTL != DefaultMaxTTL ||
 		c.MaxAllocationsPerSession != DefaultMaxAllocationsPerSession || c.Logger == nil {
 		t.Fatalf("defaults not applied: %+v", c)
+	}
+	if c.TCPAllocateTimeout != DefaultTCPAllocateTimeout || c.MaxTCPConns != DefaultMaxTCPConns ||
+		c.MaxTCPConnsPerIP != DefaultMaxTCPConnsPerIP {
+		t.Fatalf("TCP defaults not applied: %s %d %d", c.TCPAllocateTimeout, c.MaxTCPConns, c.MaxTCPConnsPerIP)
 	}
 	if !c.RelayBindIP.Equal(net.IPv4(127, 0, 0, 1)) {
 		t.Fatalf("loopback PublicIP: RelayBindIP = %s, want 127.0.0.1", c.RelayBindIP)

@@ -30,6 +30,9 @@ var (
 	// ErrBandwidth means MaxBandwidth is neither NoBandwidthLimit nor
 	// 1 byte/s..1 TiB/s, or BandwidthBurst is outside 1600 bytes..1 GiB.
 	ErrBandwidth = errors.New("turn: MaxBandwidth must be 1 byte/s..1 TiB/s or NoBandwidthLimit, BandwidthBurst 1600 bytes..1 GiB")
+	// ErrTCPLimits means TCPAllocateTimeout is negative or over 15 minutes
+	// (the idle timeout), or MaxTCPConns or MaxTCPConnsPerIP is negative.
+	ErrTCPLimits = errors.New("turn: TCPAllocateTimeout must be 0..15m, MaxTCPConns and MaxTCPConnsPerIP not negative")
 	// ErrRealm means Realm is too long for a STUN REALM attribute.
 	ErrRealm = errors.New("turn: Realm must be at most 127 characters")
 )
@@ -46,4 +49,5 @@ var (
 	errRelayNetwork      = errors.New("turn: relay sockets are UDP over IPv4 only")
 	errTCPRelay          = errors.New("turn: TCP relay allocations are not supported")
 	errSamePortExhausted = errors.New("turn: could not get the same port for UDP and TCP")
+	errTCPFrame          = errors.New("turn: invalid TURN-over-TCP frame")
 )

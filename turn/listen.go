@@ -2,10 +2,15 @@ package turn
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"net"
+	"net/netip"
+	"os"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -13,7 +18,8 @@ import (
 // is already taken by someone else.
 const samePortAttempts = 5
 
-// tcpIdleTimeout closes TURN-over-TCP connections that stay silent this long.
+// tcpIdleTimeout closes TURN-over-TCP connections that stay silent this long
+// once they have made an allocation (before, Config.TCPAllocateTimeout).
 // pion never times them out, so each silent connection would hold a goroutine
 // and a descriptor forever. Live WebRTC sessions send ICE consent checks
 // every few seconds, and an allocation not refreshed for 10 minutes (the
@@ -52,7 +58,7 @@ func listen(ctx context.Context, cfg Config) ([]*net.UDPConn, *tcpListener, erro
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
 		if err == nil {
-			return udp, newTCPListener(ln), nil
+			return udp, newTCPListener(ln, cfg), nil
 		}
 		closeAll(udp)
 		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
@@ -94,38 +100,165 @@ func closeAll(socks []*net.UDPConn) {
 	}
 }
 
-// tcpListener tracks accepted connections because pion's Server.Close closes
-// only the listener: accepted connections, and the goroutine reading each,
-// would outlive the server.
+// tcpListener admits TURN-over-TCP connections within the caps, frames what
+// they send (tcpFramer), and closes those that make no allocation in time.
+// It also tracks them because pion's Server.Close closes only the listener:
+// accepted connections, and the goroutine reading each, would outlive the
+// server.
 type tcpListener struct {
 	net.Listener
+	log             *slog.Logger
+	maxConns        int
+	maxPerIP        int
+	allocateTimeout time.Duration
+
+	refused       atomic.Uint64 // closed at accept: over a cap
+	badFrames     atomic.Uint64 // closed for a frame tcpFramer refused
+	allocTimeouts atomic.Uint64 // closed for making no allocation in time
+	lastRefusal   atomic.Int64  // unix nanoseconds of the last refusal logged
+	lastAcceptErr atomic.Int64  // unix nanoseconds of the last accept error logged
 
 	mu     sync.Mutex
 	closed bool
-	conns  map[*tcpConn]struct{} // accepted and not yet closed by pion
+	conns  map[netip.AddrPort]*tcpConn // by client address; accepted and not yet closed
+	perIP  map[netip.Addr]int          // open connections by ipKey
 }
 
-func newTCPListener(ln net.Listener) *tcpListener {
-	return &tcpListener{Listener: ln, conns: make(map[*tcpConn]struct{})}
-}
+// refusalLogEvery spaces the log lines about refused connections and failed
+// accepts: a flood would otherwise write one per connection.
+const refusalLogEvery = 10 * time.Second
 
-// Accept returns the next connection, tracked.
-func (l *tcpListener) Accept() (net.Conn, error) {
-	c, err := l.Listener.Accept()
-	if err != nil {
-		return nil, err
+// Accept retry delays after an accept error, doubling up to the maximum as
+// net/http does.
+const (
+	acceptRetryMin = 5 * time.Millisecond
+	acceptRetryMax = time.Second
+)
+
+func newTCPListener(ln net.Listener, cfg Config) *tcpListener {
+	return &tcpListener{
+		Listener:        ln,
+		log:             cfg.Logger.With("component", "turn"),
+		maxConns:        cfg.MaxTCPConns,
+		maxPerIP:        cfg.MaxTCPConnsPerIP,
+		allocateTimeout: cfg.TCPAllocateTimeout,
+		conns:           make(map[netip.AddrPort]*tcpConn),
+		perIP:           make(map[netip.Addr]int),
 	}
-	tc := &tcpConn{Conn: c, l: l}
+}
+
+// Accept returns the next connection within the caps, tracked. Connections
+// over a cap are closed here and never reach pion.
+func (l *tcpListener) Accept() (net.Conn, error) {
+	var retry time.Duration
+	for {
+		c, err := l.Listener.Accept()
+		if err != nil {
+			if errors.Is(err, net.ErrClosed) {
+				return nil, err
+			}
+			// pion/turn v4.1.4's accept loop ends on any error, so one EMFILE
+			// in a flood would end TURN over TCP for good: wait and retry.
+			retry = min(max(2*retry, acceptRetryMin), acceptRetryMax)
+			if l.logDue(&l.lastAcceptErr, time.Now()) {
+				l.log.Warn("TURN TCP accept failed; retrying", "err", err, "retry_in", retry)
+			}
+			time.Sleep(retry)
+
+			continue
+		}
+		retry = 0
+		tc, err := l.admit(c)
+		if err != nil {
+			return nil, err
+		}
+		if tc != nil {
+			return tc, nil
+		}
+	}
+}
+
+// admit tracks c, or closes it if it is over a cap (nil, nil) or the
+// listener is closed.
+func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
+	client := netip.AddrPort{}
+	if ta, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+		ap := ta.AddrPort()
+		client = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	}
+	ip := ipKey(client.Addr())
+	tc := &tcpConn{Conn: c, l: l, client: client, ip: ip, allocateBy: time.Now().Add(l.allocateTimeout)}
+
 	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.closed {
+	var over string
+	switch {
+	case l.closed:
+		l.mu.Unlock()
 		_ = c.Close()
 
 		return nil, net.ErrClosed
+	case len(l.conns) >= l.maxConns:
+		over = "server"
+	case l.perIP[ip] >= l.maxPerIP:
+		over = "ip"
+	default:
+		l.conns[client] = tc
+		l.perIP[ip]++
 	}
-	l.conns[tc] = struct{}{}
+	l.mu.Unlock()
+	if over == "" {
+		tc.fr = newTCPFramer(c) // not before: refused connections need no buffer
 
-	return tc, nil
+		return tc, nil
+	}
+
+	_ = c.Close()
+	total := l.refused.Add(1)
+	if l.logDue(&l.lastRefusal, time.Now()) {
+		limit := l.maxConns
+		if over == "ip" {
+			limit = l.maxPerIP
+		}
+		l.log.Warn("TURN TCP connection refused: cap reached", "cap", over, "limit", limit,
+			"client", client.String(), "refused_total", total)
+	}
+
+	return nil, nil
+}
+
+// logDue reports whether refusalLogEvery has passed since *last, and if so
+// claims the log line.
+func (l *tcpListener) logDue(last *atomic.Int64, now time.Time) bool {
+	prev := last.Load()
+
+	return now.UnixNano()-prev >= int64(refusalLogEvery) && last.CompareAndSwap(prev, now.UnixNano())
+}
+
+// ipKey is what the per-IP cap counts by: the address, or an IPv6 client's
+// /64, since one host usually owns a whole /64 (as signaling counts).
+func ipKey(ip netip.Addr) netip.Addr {
+	if ip.Is6() {
+		p, _ := ip.Prefix(64)
+
+		return p.Addr()
+	}
+
+	return ip
+}
+
+// allocated tells the connection from client that it made an allocation:
+// from now on only silence closes it.
+func (l *tcpListener) allocated(client net.Addr) {
+	key, ok := clientKey(client)
+	if !ok || !key.tcp {
+		return
+	}
+	l.mu.Lock()
+	c := l.conns[key.client]
+	l.mu.Unlock()
+	if c != nil && !c.allocatedOnce.Swap(true) {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+	}
 }
 
 // closeConns closes every accepted connection, which ends pion's goroutine
@@ -134,7 +267,7 @@ func (l *tcpListener) closeConns() {
 	l.mu.Lock()
 	l.closed = true
 	conns := make([]*tcpConn, 0, len(l.conns))
-	for c := range l.conns {
+	for _, c := range l.conns {
 		conns = append(conns, c)
 	}
 	l.mu.Unlock()
@@ -151,27 +284,73 @@ func (l *tcpListener) open() int {
 	return len(l.conns)
 }
 
-// tcpConn is an accepted TURN-over-TCP connection with an idle timeout.
-type tcpConn struct {
-	net.Conn
-	l    *tcpListener
-	once sync.Once
+func (l *tcpListener) untrack(c *tcpConn) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.conns[c.client] != c {
+		return
+	}
+	delete(l.conns, c.client)
+	if l.perIP[c.ip] <= 1 {
+		delete(l.perIP, c.ip)
+	} else {
+		l.perIP[c.ip]--
+	}
 }
 
-// Read extends the idle deadline before each read.
-func (c *tcpConn) Read(p []byte) (int, error) {
-	_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+// tcpConn is an accepted TURN-over-TCP connection: framed, with a deadline
+// to allocate and then an idle timeout.
+type tcpConn struct {
+	net.Conn
+	l          *tcpListener
+	client     netip.AddrPort
+	ip         netip.Addr
+	fr         *tcpFramer // read only by pion's read loop for this conn
+	allocateBy time.Time
+	// allocatedOnce is set, and the deadline moved to the idle timeout, at
+	// the first allocation.
+	allocatedOnce atomic.Bool
+	once          sync.Once
+}
 
-	return c.Conn.Read(p)
+// Read returns the next whole frame (see tcpFramer). pion calls it from the
+// connection's one read loop.
+func (c *tcpConn) Read(p []byte) (int, error) {
+	if c.allocatedOnce.Load() {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+	} else {
+		_ = c.Conn.SetReadDeadline(c.allocateBy)
+		// allocated may have run between the check and the deadline: it sets
+		// the flag before its own deadline, so one of the two is the last.
+		if c.allocatedOnce.Load() {
+			_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+		}
+	}
+	n, err := c.fr.read(p)
+	if err != nil {
+		c.noteReadError(err)
+	}
+
+	return n, err
+}
+
+// noteReadError counts and logs why the server is about to close the
+// connection (pion ends its read loop on any read error).
+func (c *tcpConn) noteReadError(err error) {
+	switch {
+	case errors.Is(err, errTCPFrame):
+		c.l.badFrames.Add(1)
+		c.l.log.Debug("TURN TCP connection closed: bad frame", "client", c.client.String(), "err", err)
+	case errors.Is(err, os.ErrDeadlineExceeded) && !c.allocatedOnce.Load():
+		c.l.allocTimeouts.Add(1)
+		c.l.log.Debug("TURN TCP connection closed: no allocation in time", "client", c.client.String(),
+			"timeout", c.l.allocateTimeout)
+	}
 }
 
 // Close untracks and closes the connection; pion calls it when its read loop ends.
 func (c *tcpConn) Close() error {
-	c.once.Do(func() {
-		c.l.mu.Lock()
-		delete(c.l.conns, c)
-		c.l.mu.Unlock()
-	})
+	c.once.Do(func() { c.l.untrack(c) })
 
 	return c.Conn.Close()
 }

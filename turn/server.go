@@ -56,6 +56,17 @@ type Stats struct {
 	// DroppedBandwidthBytes their payload bytes.
 	DroppedBandwidth      uint64
 	DroppedBandwidthBytes uint64
+	// TCPConns is the number of open TURN-over-TCP connections.
+	TCPConns int
+	// TCPRefused counts TURN-over-TCP connections closed at accept because
+	// Config.MaxTCPConns or MaxTCPConnsPerIP was reached.
+	TCPRefused uint64
+	// TCPBadFrames counts TURN-over-TCP connections closed for sending a
+	// frame that is not STUN or ChannelData of at most 1599 bytes.
+	TCPBadFrames uint64
+	// TCPAllocateTimeouts counts TURN-over-TCP connections closed for making
+	// no allocation within Config.TCPAllocateTimeout.
+	TCPAllocateTimeouts uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -78,12 +89,22 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.udp, s.tcp = udp, tcp
 
 	gen := &relayGenerator{reg: s.reg, bindIP: cfg.RelayBindIP, log: log}
+	events := s.reg.eventHandler()
+	if tcp != nil {
+		// The first allocation on a TCP connection lifts its allocate deadline.
+		created := events.OnAllocationCreated
+		events.OnAllocationCreated = func(src, dst net.Addr, proto, user, realm string, relay net.Addr, lifetime int) {
+			created(src, dst, proto, user, realm, relay, lifetime)
+			tcp.allocated(src)
+		}
+	}
 	pcfg := pionturn.ServerConfig{
 		Realm:         cfg.Realm,
 		AuthHandler:   s.authenticate,
 		QuotaHandler:  s.reg.quota,
-		EventHandler:  s.reg.eventHandler(),
+		EventHandler:  events,
 		LoggerFactory: pionLoggerFactory{log: log},
+		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
 	}
 	for _, u := range udp {
 		if rcv, snd, ok := raiseBuffers(u); !ok {
@@ -134,7 +155,9 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
 		"max_allocations", cfg.MaxAllocations, "max_allocations_per_ip", cfg.MaxAllocationsPerIP,
 		"max_allocations_per_session", cfg.MaxAllocationsPerSession,
-		"max_allocation_lifetime", cfg.MaxAllocationLifetime, "max_channels", cfg.MaxChannelsPerAllocation)
+		"max_allocation_lifetime", cfg.MaxAllocationLifetime, "max_channels", cfg.MaxChannelsPerAllocation,
+		"tcp_max_conns", cfg.MaxTCPConns, "tcp_max_conns_per_ip", cfg.MaxTCPConnsPerIP,
+		"tcp_allocate_timeout", cfg.TCPAllocateTimeout)
 
 	return s, nil
 }
@@ -165,7 +188,7 @@ func (s *Server) TCPAddr() *net.TCPAddr {
 
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
-	return Stats{
+	st := Stats{
 		Allocations:           s.reg.allocationCount(),
 		DroppedWrites:         s.reg.droppedWrites.Load(),
 		DroppedReads:          s.reg.droppedReads.Load(),
@@ -173,6 +196,14 @@ func (s *Server) Stats() Stats {
 		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
 		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
 	}
+	if s.tcp != nil {
+		st.TCPConns = s.tcp.open()
+		st.TCPRefused = s.tcp.refused.Load()
+		st.TCPBadFrames = s.tcp.badFrames.Load()
+		st.TCPAllocateTimeouts = s.tcp.allocTimeouts.Load()
+	}
+
+	return st
 }
 
 // Close closes the listeners and all allocations, and waits (up to 5s) for

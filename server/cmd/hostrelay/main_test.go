@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -43,9 +44,21 @@ type child struct {
 
 func startChild(t *testing.T, extra ...string) *child {
 	t.Helper()
+	return startChildWithFileLimit(t, 0, extra...)
+}
+
+// startChildWithFileLimit is startChild with the open-file limit (soft and
+// hard) set to nofile as `ulimit -n` would; 0 keeps this process's.
+func startChildWithFileLimit(t *testing.T, nofile int, extra ...string) *child {
+	t.Helper()
 	args := append([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-log-format", "json", "-turn-secret", "main-test-secret-0123456789"}, extra...)
 	cmd := exec.Command(os.Args[0], args...)
+	if nofile > 0 {
+		// exec keeps the PID, so signals still reach hostrelay itself.
+		cmd = exec.Command("bash", append([]string{"-c", `ulimit -n "$1" && shift && exec "$@"`,
+			"bash", strconv.Itoa(nofile), os.Args[0]}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), runMainEnv+"=1")
 	stderr, err := cmd.StderrPipe()
 	if err != nil {

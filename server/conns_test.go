@@ -1,0 +1,260 @@
+package server
+
+import (
+	"bufio"
+	"errors"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/hostrelay/hostrelay/internal/testwait"
+)
+
+// rawHTTP is one client HTTP/1.1 connection driven by hand, so a test
+// decides when it sends and when it stays idle.
+type rawHTTP struct {
+	t *testing.T
+	c net.Conn
+	r *bufio.Reader
+}
+
+func dialHTTP(t *testing.T, addr string) *rawHTTP {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close() })
+	return &rawHTTP{t: t, c: c, r: bufio.NewReader(c)}
+}
+
+// get sends GET path on the connection, keeping it alive, and returns the
+// status, or 0 if the connection failed.
+func (h *rawHTTP) get(path string) int {
+	h.t.Helper()
+	_ = h.c.SetDeadline(time.Now().Add(testwait.Within))
+	defer func() { _ = h.c.SetDeadline(time.Time{}) }()
+	if _, err := io.WriteString(h.c, "GET "+path+" HTTP/1.1\r\nHost: test\r\n\r\n"); err != nil {
+		return 0
+	}
+	resp, err := http.ReadResponse(h.r, nil)
+	if err != nil {
+		return 0
+	}
+	_, _ = io.Copy(io.Discard, resp.Body)
+	_ = resp.Body.Close()
+	return resp.StatusCode
+}
+
+// closedByServer reports whether the server closes the connection: reading
+// ends in EOF (or a reset) before testwait.Within.
+func (h *rawHTTP) closedByServer() bool {
+	h.t.Helper()
+	_ = h.c.SetReadDeadline(time.Now().Add(testwait.Within))
+	_, err := io.Copy(io.Discard, h.r)
+	var ne net.Error
+	return !errors.As(err, &ne) || !ne.Timeout()
+}
+
+// At -max-http-conns every connection is served; one more takes the place of
+// the connection that has waited longest without a request, which the
+// server closes. WebSockets are never evicted, and may take all but an
+// eighth (at least one) of the connections, so /healthz still fits.
+func TestHTTPConnCap(t *testing.T) {
+	s := startServer(t, "-max-http-conns", "4")
+	addr := s.Addrs().HTTP
+
+	var conns []*rawHTTP
+	for i := range 4 {
+		h := dialHTTP(t, addr)
+		if code := h.get("/healthz"); code != http.StatusOK {
+			t.Fatalf("connection %d of 4: status %d", i+1, code)
+		}
+		conns = append(conns, h)
+	}
+	if open, _ := s.conns.counts(); open != 4 || s.conns.evicted.Load() != 0 {
+		t.Fatalf("at the cap: %d open, %d evicted; want 4, 0", open, s.conns.evicted.Load())
+	}
+	// The server marks a connection idle just after the client has its
+	// response; wait for all four, so the first is the longest waiting.
+	testwait.For(t, "four idle connections", func() bool { return s.conns.waitingLen() == 4 })
+
+	fifth := dialHTTP(t, addr)
+	if code := fifth.get("/healthz"); code != http.StatusOK {
+		t.Fatalf("past the cap: status %d", code)
+	}
+	if !conns[0].closedByServer() {
+		t.Fatal("the longest-idle connection was not closed to make room")
+	}
+	if code := conns[1].get("/healthz"); code != http.StatusOK {
+		t.Fatalf("a connection that was not the longest idle: status %d", code)
+	}
+	if got := s.conns.evicted.Load(); got != 1 {
+		t.Fatalf("evicted %d, want 1", got)
+	}
+
+	// Three lobby WebSockets fit (4 less one kept for plain requests), and
+	// new connections evict idle ones rather than them.
+	for i := range 3 {
+		dialLobby(t, addr, "p"+string(rune('a'+i)))
+	}
+	if _, resp, err := dialWS(t, addr, "", nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("a WebSocket past the share: %v %v, want 503", err, resp)
+	}
+	if code := dialHTTP(t, addr).get("/healthz"); code != http.StatusOK {
+		t.Fatalf("/healthz with the WebSocket share full: status %d", code)
+	}
+	if _, ws := s.conns.counts(); ws != 3 {
+		t.Fatalf("%d WebSockets open, want 3", ws)
+	}
+}
+
+// When every connection under the cap is in a request, a new one is closed
+// at once, without an answer; once one finishes, the next is served.
+func TestConnLimiterRefusesWhenAllBusy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newConnLimiter(ln, 2, slog.New(slog.DiscardHandler))
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/block" {
+				entered <- struct{}{}
+				<-release
+			}
+		}),
+		ConnState:         l.connState,
+		ReadHeaderTimeout: time.Minute,
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := ln.Addr().String()
+
+	busy := make(chan int, 2)
+	for range 2 {
+		h := dialHTTP(t, addr)
+		go func() { busy <- h.get("/block") }()
+		<-entered
+	}
+	refused := dialHTTP(t, addr)
+	if !refused.closedByServer() {
+		t.Fatal("a connection past the cap, all busy, was left open")
+	}
+	if got := l.refused.Load(); got != 1 {
+		t.Fatalf("refused %d, want 1", got)
+	}
+	close(release)
+	for range 2 {
+		if code := <-busy; code != http.StatusOK {
+			t.Fatalf("a busy request ended with %d", code)
+		}
+	}
+	if code := dialHTTP(t, addr).get("/"); code != http.StatusOK {
+		t.Fatalf("after the busy requests finished: status %d", code)
+	}
+}
+
+// A request header not finished within -http-read-timeout and a keep-alive
+// connection idle past -http-idle-timeout are closed; a lobby WebSocket
+// opened before either lives on, since hijacking clears those deadlines.
+func TestHTTPTimeoutsSpareWebSockets(t *testing.T) {
+	s := startServer(t, "-http-read-timeout", "1s", "-http-write-timeout", "1s", "-http-idle-timeout", "1s")
+	addr := s.Addrs().HTTP
+	lobby := dialLobby(t, addr, "Ada")
+
+	stalled := dialHTTP(t, addr)
+	if _, err := io.WriteString(stalled.c, "GET /healthz HTTP/1.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	if !stalled.closedByServer() {
+		t.Fatal("a stalled request header was left open")
+	}
+	idle := dialHTTP(t, addr)
+	if code := idle.get("/healthz"); code != http.StatusOK {
+		t.Fatalf("status %d", code)
+	}
+	if !idle.closedByServer() {
+		t.Fatal("an idle keep-alive connection was left open")
+	}
+
+	// Opened before the stalled request, so past every HTTP timeout too.
+	lobby.create("still here", 2, "")
+}
+
+// waitingLen counts connections without a request in progress.
+func (l *connLimiter) waitingLen() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.waiting.Len()
+}
+
+func TestFileBudget(t *testing.T) {
+	for _, limit := range []uint64{0, 64, 256, 1024, 20000, 1 << 20, 1 << 40} {
+		b := budgetFor(limit)
+		n := uint64(unknownFileLimit)
+		if limit > 0 {
+			n = min(limit, 1<<30)
+		}
+		if b.httpConns < 1 || b.turnTCP < 1 || b.allocations < 1 || b.reserve < 1 {
+			t.Errorf("limit %d: an empty share: %+v", limit, b)
+		}
+		if total := uint64(b.reserve + b.httpConns + b.turnTCP + b.allocations); total > n { //nolint:gosec // positive
+			t.Errorf("limit %d: shares add up to %d: %+v", limit, total, b)
+		}
+		if limit >= 1024 && b.reserve < fileReserve {
+			t.Errorf("limit %d: reserve %d under %d", limit, b.reserve, fileReserve)
+		}
+	}
+	// At start the soft limit is raised to the hard one.
+	soft, hard, err := raiseFileLimit()
+	if err != nil || soft != hard {
+		t.Fatalf("after raising: soft %d hard %d err %v", soft, hard, err)
+	}
+}
+
+func TestConnLimitFlags(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	cfg, err := LoadConfig(nil, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.MaxHTTPConns != 0 || cfg.TURNTCPMaxConns != 0 || cfg.TURNTCPConnsPerIP != 64 ||
+		cfg.TURNTCPAllocateTimeout != 5*time.Second || cfg.HTTPReadTimeout != 30*time.Second ||
+		cfg.HTTPWriteTimeout != time.Minute || cfg.HTTPIdleTimeout != time.Minute {
+		t.Fatalf("defaults: %+v", cfg)
+	}
+	cfg, err = LoadConfig([]string{"-turn-tcp-conns-per-ip", "3"}, func(k string) string {
+		return map[string]string{"HOSTRELAY_MAX_HTTP_CONNS": "2", "HOSTRELAY_TURN_TCP_MAX_CONNS": "1",
+			"HOSTRELAY_TURN_TCP_CONNS_PER_IP": "9", "HOSTRELAY_TURN_TCP_ALLOCATE_TIMEOUT": "15m",
+			"HOSTRELAY_HTTP_READ_TIMEOUT": "1s", "HOSTRELAY_HTTP_WRITE_TIMEOUT": "1h", "HOSTRELAY_HTTP_IDLE_TIMEOUT": "1s"}[k]
+	}, io.Discard)
+	if err != nil || cfg.MaxHTTPConns != 2 || cfg.TURNTCPMaxConns != 1 || cfg.TURNTCPConnsPerIP != 3 ||
+		cfg.TURNTCPAllocateTimeout != 15*time.Minute || cfg.HTTPReadTimeout != time.Second ||
+		cfg.HTTPWriteTimeout != time.Hour || cfg.HTTPIdleTimeout != time.Second {
+		t.Fatalf("environment and flags at the limits: %v %+v", err, cfg)
+	}
+	for _, bad := range [][]string{
+		{"-max-http-conns", "1"},
+		{"-max-http-conns", "-1"},
+		{"-turn-tcp-max-conns", "-1"},
+		{"-turn-tcp-conns-per-ip", "0"},
+		{"-turn-tcp-allocate-timeout", "999ms"},
+		{"-turn-tcp-allocate-timeout", "15m1s"},
+		{"-http-read-timeout", "999ms"},
+		{"-http-write-timeout", "61m"},
+		{"-http-idle-timeout", "0"},
+	} {
+		_, err := LoadConfig(bad, noEnv, io.Discard)
+		if err == nil {
+			t.Errorf("%v accepted", bad)
+		} else if !strings.Contains(err.Error(), bad[0]) {
+			t.Errorf("%v: error does not name the flag: %v", bad, err)
+		}
+	}
+}
