@@ -1,5 +1,5 @@
 import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '../src/sdk';
-import { MAX_PLAYER_NAME, normalizeRoomCode } from '../src/protocol';
+import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '../src/protocol';
 import { LobbyLink } from './connection';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';
@@ -95,7 +95,7 @@ function checkName(input: HTMLInputElement, error: HTMLParagraphElement): string
     input.focus();
     return null;
   }
-  return input.value.trim();
+  return normalizeName(input.value);
 }
 
 /** Saves a valid name here and on the live connection. */
@@ -119,7 +119,7 @@ function setUpCreate(): void {
   setUpFieldLimits();
   // An empty room name becomes "<name>'s room": say so before they submit.
   const hint = (): void => {
-    const name = ui.name.value.trim();
+    const name = normalizeName(ui.name.value);
     ui.roomName.placeholder = name && nameProblem(name) === null ? `${name}’s room` : '';
   };
   ui.name.addEventListener('input', hint);
@@ -132,7 +132,7 @@ function setUpCreate(): void {
 
 async function createRoom(): Promise<void> {
   fieldError(ui.createError, null);
-  const settings = checkRoomForm(nameProblem(ui.name.value) === null ? ui.name.value.trim() : '');
+  const settings = checkRoomForm(nameProblem(ui.name.value) === null ? normalizeName(ui.name.value) : '');
   const name = checkName(ui.name, ui.nameError);
   if (name === null || settings === null) return;
   await busy(ui.createButton, ui.createError, async (client) => {
