@@ -36,7 +36,7 @@ store.subscribe(render);
 window.addEventListener('popstate', () => location.reload());
 
 if (sharePath !== undefined) {
-  const code = normalizeRoomCode(decodeURIComponent(sharePath));
+  const code = shareCode(sharePath);
   if (code === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
   else showJoin(code, false);
 }
@@ -48,6 +48,19 @@ link.on('connected', (client) => {
 });
 ui.bannerRetry.addEventListener('click', () => link.retryNow());
 link.start();
+
+/**
+ * The room code in a share link's path segment, or null. Anyone can type a
+ * link: a malformed escape (/r/%C0%80) makes decodeURIComponent throw, and
+ * thrown here it would stop the page half-started.
+ */
+function shareCode(segment: string): string | null {
+  try {
+    return normalizeRoomCode(decodeURIComponent(segment));
+  } catch {
+    return null;
+  }
+}
 
 // ---- the room list ----
 
