@@ -62,8 +62,10 @@ func NormalizeName(s string) string {
 	return b.String()
 }
 
-// ValidatePlayerName checks a display name as NormalizeName leaves it.
+// ValidatePlayerName checks a display name as NormalizeName leaves it (and
+// as the server keeps it).
 func ValidatePlayerName(name string) error {
+	name = NormalizeName(name)
 	if err := validateLength("name", name, MaxPlayerName); err != nil {
 		return err
 	}

@@ -23,11 +23,13 @@ export function normalizeName(s: string): string {
 }
 
 /**
- * Why `name` (as normalizeName leaves it) is not a valid player name, in the
- * server's words ("contains an invisible character (U+200B)"), or null.
+ * Why `name` (as normalizeName leaves it, which it applies first) is not a
+ * valid player name, in the server's words ("contains an invisible character
+ * (U+200B)"), or null.
  */
 export function playerNameProblem(name: string): string | null {
-  return lengthProblem(name, MAX_PLAYER_NAME) ?? runesProblem(name, false);
+  const n = normalizeName(name);
+  return lengthProblem(n, MAX_PLAYER_NAME) ?? runesProblem(n, false);
 }
 
 /** Why `s` is not valid text for a room name, mode or chat line of at most `maxRunes`, or null. */
