@@ -5,6 +5,9 @@ go 1.26.8
 require (
 	github.com/coder/websocket v1.8.15
 	github.com/labstack/echo/v4 v4.16.0
+	// Only protocol/internal/skeletongen (and its test) reads this: the UTS #39
+	// confusables data for the name skeleton table.
+	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
 	github.com/pion/ice/v4 v4.4.2
 	github.com/pion/logging v0.2.4
 	github.com/pion/stun/v3 v3.1.7
@@ -14,6 +17,7 @@ require (
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	golang.org/x/net v0.56.0
 	golang.org/x/sys v0.46.0
+	golang.org/x/text v0.40.0
 	golang.org/x/time v0.15.0
 )
 
@@ -40,5 +44,4 @@ require (
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
 	golang.org/x/crypto v0.53.0 // indirect
-	golang.org/x/text v0.40.0 // indirect
 )

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
-	"unicode/utf8"
 )
 
 // ValidationError names the field that failed and why. The server sends it
@@ -22,28 +21,6 @@ func invalid(field, format string, args ...any) error {
 	return &ValidationError{Field: field, Reason: fmt.Sprintf(format, args...)}
 }
 
-// ValidateText refuses empty, overlong (counted in characters after
-// trimming), invalid UTF-8 and control characters: names and chat end up in
-// other players' lobbies and logs. A server applying a lower limit than the
-// protocol's calls it with its own maxRunes.
-func ValidateText(field, s string, maxRunes int) error {
-	s = strings.TrimSpace(s)
-	switch {
-	case s == "":
-		return invalid(field, "is empty")
-	case !utf8.ValidString(s):
-		return invalid(field, "is not valid UTF-8")
-	case utf8.RuneCountInString(s) > maxRunes:
-		return invalid(field, "is longer than %d characters", maxRunes)
-	}
-	for _, r := range s {
-		if unicode.IsControl(r) || r == utf8.RuneError {
-			return invalid(field, "contains a control character")
-		}
-	}
-	return nil
-}
-
 // ValidateBytes refuses s longer than maxBytes.
 func ValidateBytes(field, s string, maxBytes int) error {
 	if len(s) > maxBytes {
@@ -52,16 +29,15 @@ func ValidateBytes(field, s string, maxBytes int) error {
 	return nil
 }
 
-// ValidatePlayerName checks a display name.
-func ValidatePlayerName(name string) error { return ValidateText("name", name, MaxPlayerName) }
-
-// Validate checks a Hello. The version is the handler's business (it has its
-// own error code); an empty name is allowed until a room needs one.
+// Validate checks a Hello and normalises its name in place. The version is
+// the handler's business (it has its own error code); an empty name is
+// allowed until a room needs one.
 func (m *Hello) Validate() error {
 	if len(m.Resume) > MaxResumeToken {
 		return invalid("resume", "is longer than %d bytes", MaxResumeToken)
 	}
 	if m.Name != "" {
+		m.Name = NormalizeName(m.Name)
 		if err := ValidatePlayerName(m.Name); err != nil {
 			return err
 		}
@@ -80,9 +56,11 @@ func (m *Hello) Validate() error {
 	return nil
 }
 
-// validSettings checks the settings CreateRoom and UpdateRoom share.
-func validSettings(name string, maxPlayers int, password, mode string) error {
-	if err := ValidateText("name", name, MaxRoomName); err != nil {
+// validSettings normalises and checks the settings CreateRoom and UpdateRoom
+// share.
+func validSettings(name *string, maxPlayers int, password string, mode *string) error {
+	*name, *mode = NormalizeName(*name), NormalizeName(*mode)
+	if err := ValidateText("name", *name, MaxRoomName); err != nil {
 		return err
 	}
 	if maxPlayers < MinPlayers || maxPlayers > MaxPlayers {
@@ -91,25 +69,29 @@ func validSettings(name string, maxPlayers int, password, mode string) error {
 	if len(password) > MaxPassword {
 		return invalid("password", "is longer than %d bytes", MaxPassword)
 	}
-	if mode != "" {
-		return ValidateText("mode", mode, MaxMode)
+	if *mode != "" {
+		return ValidateText("mode", *mode, MaxMode)
 	}
 	return nil
 }
 
-// Validate checks a CreateRoom request.
+// Validate checks a CreateRoom request and normalises its name and mode.
 func (m *CreateRoom) Validate() error {
-	return validSettings(m.Name, m.MaxPlayers, m.Password, m.Mode)
+	return validSettings(&m.Name, m.MaxPlayers, m.Password, &m.Mode)
 }
 
-// Validate checks an UpdateRoom request. Whether the new maximum still holds
-// the room's players is for the server to say.
+// Validate checks an UpdateRoom request and normalises its name and mode.
+// Whether the new maximum still holds the room's players is for the server
+// to say.
 func (m *UpdateRoom) Validate() error {
-	return validSettings(m.Name, m.MaxPlayers, m.Password, m.Mode)
+	return validSettings(&m.Name, m.MaxPlayers, m.Password, &m.Mode)
 }
 
-// Validate checks a SetName request.
-func (m *SetName) Validate() error { return ValidatePlayerName(m.Name) }
+// Validate checks a SetName request and normalises the name in place.
+func (m *SetName) Validate() error {
+	m.Name = NormalizeName(m.Name)
+	return ValidatePlayerName(m.Name)
+}
 
 // Validate checks a Kick request.
 func (m *Kick) Validate() error {
@@ -119,9 +101,12 @@ func (m *Kick) Validate() error {
 	return nil
 }
 
-// Validate checks a Chat line: not blank, at most MaxChatText characters and
-// no control characters (a line is one line).
-func (m *Chat) Validate() error { return ValidateText("text", m.Text, MaxChatText) }
+// Validate checks a Chat line and normalises it in place: not blank, at most
+// MaxChatText characters and nothing checkRunes refuses (a line is one line).
+func (m *Chat) Validate() error {
+	m.Text = NormalizeText(m.Text)
+	return ValidateText("text", m.Text, MaxChatText)
+}
 
 // Validate checks a JoinRoom request and normalises its code in place.
 func (m *JoinRoom) Validate() error {

@@ -5,7 +5,6 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"strconv"
-	"strings"
 	"unicode/utf8"
 
 	"github.com/hostrelay/hostrelay/protocol"
@@ -112,12 +111,13 @@ func (r *room) banned(s *Session) bool {
 }
 
 // uniqueName returns name, or name with " (2)", " (3)"... if another member
-// already shows it (compared case-insensitively), so that players can tell
-// two Adas apart. The result stays within MaxPlayerName.
+// already shows it or a look-alike of it (protocol.SameName: case, Cyrillic
+// "о" for "o", fullwidth forms), so that players can tell two Adas apart.
+// The result stays within MaxPlayerName.
 func (r *room) uniqueName(name string, self *Session) string {
 	taken := func(n string) bool {
 		for _, m := range r.members {
-			if m != self && strings.EqualFold(m.displayName, n) {
+			if m != self && protocol.SameName(m.displayName, n) {
 				return true
 			}
 		}

@@ -1,4 +1,4 @@
-import { MAX_PLAYER_NAME } from '../src/protocol';
+import { normalizeName, playerNameProblem } from '../src/protocol';
 
 // Who this browser is: the player's chosen name and a random device id, both
 // kept in localStorage. The device id is what a room bans when its host kicks
@@ -15,14 +15,33 @@ export function saveName(name: string): void {
   localStorage.setItem(NAME_KEY, name);
 }
 
-/** Why a name cannot be used, in words for the player, or null if it is fine. Mirrors protocol.ValidatePlayerName. */
+/**
+ * Why a name cannot be used, in words for the player, or null if it is fine.
+ * The rules are the server's (protocol.ValidatePlayerName), applied to the
+ * name as the server keeps it (normalizeName: NFC, trimmed, one space).
+ */
 export function nameProblem(raw: string): string | null {
-  const name = raw.trim();
-  if (name === '') return 'Pick a name so the others know who you are.';
-  if ([...name].length > MAX_PLAYER_NAME) return `Names are at most ${MAX_PLAYER_NAME} characters.`;
-  // Control characters (Unicode Cc) would end up in other players' lobbies.
-  if (/\p{Cc}/u.test(name)) return 'Names cannot contain control characters.';
-  return null;
+  const problem = playerNameProblem(normalizeName(raw));
+  return problem === null ? null : inWords(problem, 'Names', 'Pick a name so the others know who you are.');
+}
+
+/**
+ * A protocol reason ("contains an invisible character (U+200B)") as a
+ * sentence about `what` ("Names", "Room names"). The code point stays: it is
+ * the only way to point at a character nobody can see.
+ */
+export function inWords(reason: string, what: string, empty: string): string {
+  const at = / \((U\+[0-9A-F]+)\)$/.exec(reason)?.[1];
+  const cp = at ? ` (${at})` : '';
+  if (reason === 'is empty') return empty;
+  if (reason.startsWith('is longer than')) return `${what} are at most ${reason.replace(/\D+/g, '')} characters.`;
+  if (reason === 'contains a control character') return `${what} cannot contain control characters.`;
+  if (reason.startsWith('contains a bidirectional')) return `${what} cannot contain characters that change the text’s direction${cp}.`;
+  if (reason.startsWith('contains an invisible') || reason.startsWith('contains a variation selector'))
+    return `${what} cannot contain invisible characters${cp}.`;
+  if (reason.startsWith('starts with a combining mark')) return `${what} cannot start with an accent on its own${cp}.`;
+  if (reason === 'has no visible character') return `${what} need at least one visible character.`;
+  return `${what} cannot contain this character${cp}.`;
 }
 
 /** The device id, made on first use: 22 random base64url characters after "d_". */

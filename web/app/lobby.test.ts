@@ -33,6 +33,14 @@ describe('nameProblem', () => {
     expect(nameProblem('   ')).toMatch(/Pick a name/);
     expect(nameProblem('a\u0007b')).toMatch(/control/);
   });
+  it('refuses what others could not see, naming the character, as the server does', () => {
+    expect(nameProblem('Host\u200b')).toBe('Names cannot contain invisible characters (U+200B).');
+    expect(nameProblem('\u202eTSOH')).toBe('Names cannot contain characters that change the text’s direction (U+202E).');
+    expect(nameProblem('\u3164')).toBe('Names cannot contain invisible characters (U+3164).');
+    expect(nameProblem('\u0301a')).toBe('Names cannot start with an accent on its own (U+0301).');
+    expect(nameProblem('Ada \u2764\ufe0f')).toBeNull();
+    expect(nameProblem('H\u043est')).toBeNull(); // a look-alike is the server's to suffix, not ours to refuse
+  });
 });
 
 describe('startSpot', () => {

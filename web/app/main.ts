@@ -1,5 +1,5 @@
 import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '../src/sdk';
-import { MAX_PLAYER_NAME, normalizeRoomCode } from '../src/protocol';
+import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '../src/protocol';
 import { LobbyLink } from './connection';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';
@@ -36,7 +36,7 @@ store.subscribe(render);
 window.addEventListener('popstate', () => location.reload());
 
 if (sharePath !== undefined) {
-  const code = normalizeRoomCode(decodeURIComponent(sharePath));
+  const code = shareCode(sharePath);
   if (code === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
   else showJoin(code, false);
 }
@@ -48,6 +48,19 @@ link.on('connected', (client) => {
 });
 ui.bannerRetry.addEventListener('click', () => link.retryNow());
 link.start();
+
+/**
+ * The room code in a share link's path segment, or null. Anyone can type a
+ * link: a malformed escape (/r/%C0%80) makes decodeURIComponent throw, and
+ * thrown here it would stop the page half-started.
+ */
+function shareCode(segment: string): string | null {
+  try {
+    return normalizeRoomCode(decodeURIComponent(segment));
+  } catch {
+    return null;
+  }
+}
 
 // ---- the room list ----
 
@@ -95,7 +108,7 @@ function checkName(input: HTMLInputElement, error: HTMLParagraphElement): string
     input.focus();
     return null;
   }
-  return input.value.trim();
+  return normalizeName(input.value);
 }
 
 /** Saves a valid name here and on the live connection. */
@@ -119,7 +132,7 @@ function setUpCreate(): void {
   setUpFieldLimits();
   // An empty room name becomes "<name>'s room": say so before they submit.
   const hint = (): void => {
-    const name = ui.name.value.trim();
+    const name = normalizeName(ui.name.value);
     ui.roomName.placeholder = name && nameProblem(name) === null ? `${name}’s room` : '';
   };
   ui.name.addEventListener('input', hint);
@@ -132,7 +145,7 @@ function setUpCreate(): void {
 
 async function createRoom(): Promise<void> {
   fieldError(ui.createError, null);
-  const settings = checkRoomForm(nameProblem(ui.name.value) === null ? ui.name.value.trim() : '');
+  const settings = checkRoomForm(nameProblem(ui.name.value) === null ? normalizeName(ui.name.value) : '');
   const name = checkName(ui.name, ui.nameError);
   if (name === null || settings === null) return;
   await busy(ui.createButton, ui.createError, async (client) => {

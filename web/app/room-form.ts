@@ -1,6 +1,7 @@
 import type { CreateRoomOptions } from '../src/sdk';
-import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS } from '../src/protocol';
+import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS, normalizeName, textProblem } from '../src/protocol';
 import { fieldError, ui } from './dom';
+import { inWords } from './identity';
 
 /** Sets the create form's input limits from the protocol's. */
 export function setUpFieldLimits(): void {
@@ -16,17 +17,12 @@ export function setUpFieldLimits(): void {
  */
 export function checkRoomForm(playerName: string): CreateRoomOptions | null {
   const problems: [HTMLInputElement, HTMLParagraphElement, string | null][] = [];
-  const roomName = ui.roomName.value.trim() || (playerName ? `${playerName}’s room` : '');
+  const roomName = normalizeName(ui.roomName.value) || (playerName ? `${playerName}’s room` : '');
+  const roomProblem = textProblem(roomName, MAX_ROOM_NAME);
   problems.push([
     ui.roomName,
     ui.roomNameError,
-    roomName === ''
-      ? 'Give the room a name.'
-      : [...roomName].length > MAX_ROOM_NAME
-        ? `Room names are at most ${MAX_ROOM_NAME} characters.`
-        : /\p{Cc}/u.test(roomName)
-          ? 'Room names cannot contain control characters.'
-          : null,
+    roomProblem === null ? null : inWords(roomProblem, 'Room names', 'Give the room a name.'),
   ]);
   const max = Number(ui.maxPlayers.value);
   problems.push([

@@ -8,7 +8,18 @@ export { NetClient, type ClientView, type NetClientEvents, type NetClientOptions
 export type { Correction, PredictStep } from './client/prediction';
 export type { PlayoutOptions } from './client/interpolation';
 export { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer } from './game';
-export { Schema, lerpEntity, type Entity, type FieldSpec, type FieldsOf, type Interpolation, type ReadonlyEntityMap, type SchemaSpec } from './wire/schema';
+export {
+  DEFAULT_MAX_ENTITIES,
+  Schema,
+  lerpEntity,
+  type Entity,
+  type FieldSpec,
+  type FieldsOf,
+  type Interpolation,
+  type ReadonlyEntityMap,
+  type SchemaOptions,
+  type SchemaSpec,
+} from './wire/schema';
 export { buttonsCodec, type Buttons, type InputCodec } from './wire/input-codec';
 export { hashEntities, HashLog, firstDivergentTick } from './wire/state-hash';
 export { WireError } from './wire/bytes';

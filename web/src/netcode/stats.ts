@@ -44,6 +44,10 @@ export interface ClientStats extends NetStats {
   timeScale: number;
   /** Snapshots whose hash disagreed with our reconstruction. */
   desyncs: number;
+  /** Snapshots dropped as malformed or over a limit (more entities than the schema's maxEntities). */
+  badPackets: number;
+  /** Why the last of them was dropped ('' if none was). */
+  lastBadPacket: string;
   /** Inputs sent and not yet applied by the host. */
   pendingInputs: number;
 }

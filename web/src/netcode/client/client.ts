@@ -142,6 +142,7 @@ export class NetClient<I, F extends string> {
     lossOut: 0,
     inputSlack: 0,
     badPackets: 0,
+    lastBadPacket: '',
   };
 
   constructor(options: NetClientOptions<I, F>) {
@@ -339,6 +340,8 @@ export class NetClient<I, F extends string> {
       inputSlack: c.inputSlack,
       timeScale: this.lead.timeScale,
       desyncs: c.desyncs,
+      badPackets: c.badPackets,
+      lastBadPacket: c.lastBadPacket,
       pendingInputs: this.predictor.pendingCount,
     };
   }
@@ -408,7 +411,10 @@ export class NetClient<I, F extends string> {
     this.m.bytesIn.add(now, data.length);
     this.m.packetsIn.add(now);
     const d = this.decoder.decode(data);
-    if (d.kind === 'bad') this.counts.badPackets++;
+    if (d.kind === 'bad') {
+      this.counts.badPackets++;
+      this.counts.lastBadPacket = d.error;
+    }
     if (d.kind !== 'snapshot') return;
     if (this.nextPlayout) this.restartWithNewHost(this.nextPlayout);
     const { header: h, entities } = d;

@@ -11,7 +11,8 @@ export type Decoded<F extends string> =
   | { kind: 'snapshot'; header: SnapshotHeader; entities: ReadonlyEntityMap<F>; hashOk: boolean | null }
   /** Already have it, or its baseline is gone (the next snapshot will do). */
   | { kind: 'skip' }
-  | { kind: 'bad' };
+  /** Malformed or over a limit (the schema's maxEntities): dropped, and why. */
+  | { kind: 'bad'; error: string };
 
 /**
  * Rebuilds snapshots from their deltas against the baselines we hold, and
@@ -39,7 +40,7 @@ export class SnapshotDecoder<F extends string> {
       entities = decodeDelta(this.schema, base, r, base ? (header.tick - header.baseTick) / this.tickRate : 0);
     } catch (err) {
       if (!(err instanceof WireError)) throw err;
-      return { kind: 'bad' };
+      return { kind: 'bad', error: err.message };
     }
     let hashOk: boolean | null = null;
     if (header.hash !== null) {

@@ -17,6 +17,7 @@ import {
   type NetEvent,
   type SnapshotHeader,
 } from './packets';
+import { countSchemaWork } from '../testing/work.test-util';
 import { MAX_ENTITY_ID, MAX_FIELDS, Schema, type EntityMap } from './schema';
 
 // Every game packet comes from another player's tab. A decoder may refuse it
@@ -247,6 +248,8 @@ describe('decodeDelta under fuzzing', () => {
     plain: Schema.define({ x: { precision: 1 / 16 }, y: { precision: 1 / 16 }, hp: { interpolate: 'step' } }),
     moving: Schema.define({ x: { precision: 1 / 64, velocity: 'vx' }, vx: { precision: 1 / 16 }, y: { precision: 1 / 64 } }),
     widest: Schema.define(Object.fromEntries(Array.from({ length: MAX_FIELDS }, (_, i) => [`f${i}`, { precision: i % 2 ? 1 : 1 / 8 }]))),
+    // Few entities allowed: many of the random worlds and mutations go past the limit.
+    capped: Schema.define({ x: { precision: 1 / 64, velocity: 'vx' }, vx: { precision: 1 / 16 }, hp: { interpolate: 'step' } }, { maxEntities: 12 }),
   };
 
   function world<F extends string>(rand: Random, schema: Schema<F>, n: number): EntityMap<F> {
@@ -263,9 +266,10 @@ describe('decodeDelta under fuzzing', () => {
   for (const [name, schema] of Object.entries(schemas) as [string, Schema<string>][]) {
     it(`rebuilds random worlds exactly (${name} schema)`, () => {
       const rand = seededRandom(601);
+      const most = Math.min(30, schema.maxEntities) + 1;
       for (let i = 0; i < 300; i++) {
-        const base = rand() < 0.2 ? null : world(rand, schema, below(rand, 30));
-        const next = world(rand, schema, below(rand, 30));
+        const base = rand() < 0.2 ? null : world(rand, schema, below(rand, most));
+        const next = world(rand, schema, below(rand, most));
         const dt = base ? below(rand, 10) / 60 : 0;
         const bytes = deltaBytes(schema, base, next, dt);
         const got = decodeDelta(schema, base, new ByteReader(bytes), dt);
@@ -276,22 +280,31 @@ describe('decodeDelta under fuzzing', () => {
 
     it(`refuses random, mutated and truncated deltas with WireError only (${name} schema)`, () => {
       const rand = seededRandom(602);
-      const base = world(rand, schema, 20);
-      const valid = Array.from({ length: 30 }, () => deltaBytes(schema, rand() < 0.5 ? base : null, world(rand, schema, below(rand, 12))));
-      // Against the baseline, some ticks later (moving fields then move), or against nothing.
+      const base = world(rand, schema, Math.min(20, schema.maxEntities));
+      // Some past the schema's maxEntities (the capped one allows 12): refused, and their mutations with them.
+      const valid = Array.from({ length: 30 }, () => deltaBytes(schema, rand() < 0.5 ? base : null, world(rand, schema, below(rand, rand() < 0.8 ? 12 : 40))));
+      // Against the baseline, some ticks later (moving fields then move), or against nothing. Work
+      // (schema operations) stays within a few per field of the baseline and of each byte.
+      const work = countSchemaWork(schema);
       const decode = bounded((b) => {
         const dt = below(rand, 3) / 30;
-        return decodeDelta(schema, dt > 0 ? base : null, new ByteReader(b), dt);
+        work.count = 0;
+        try {
+          return decodeDelta(schema, dt > 0 ? base : null, new ByteReader(b), dt);
+        } finally {
+          must(work.count <= 4 * (schema.size + 1) * (base.size + b.length), `${work.count} operations for ${b.length} bytes: ${hex(b)}`);
+        }
       });
       const check = (m: EntityMap<string>, input: Uint8Array): void => {
         must(m.size <= base.size + input.length, `${m.size} entities from ${input.length} bytes`);
+        must(m.size <= schema.maxEntities, `${m.size} entities, over maxEntities ${schema.maxEntities}`);
         for (const [id, e] of m) {
           must(Number.isInteger(id) && id >= 0 && id <= MAX_ENTITY_ID, `entity id ${id}`);
           must(schema.fields.every((f) => Number.isFinite(e[f])) && Object.keys(e).length === schema.size, `entity ${id} fields`);
         }
       };
       const tally = fuzz(fuzzInputs(rand, valid, { random: 2000, mutations: 3000 }), decode, isWireError, check);
-      expect(tally.ok).toBeGreaterThan(200);
+      expect(tally.ok).toBeGreaterThan(schema === schemas.capped ? 100 : 200);
       expect(tally.refused).toBeGreaterThan(2000);
     });
   }

@@ -83,6 +83,15 @@ export function encodeDelta<F extends string>(
 /**
  * Applies a delta to its baseline. Unchanged entities are shared with the
  * baseline, so callers must treat decoded entities as read-only.
+ *
+ * The host is another player's tab, so the work is bounded by what it can
+ * make us do: at most 2·maxEntities entries (every one takes two bytes or
+ * more, so a count the bytes cannot hold is refused before any work) and
+ * a result of at most schema.maxEntities entities, built in one ascending
+ * merge of the baseline and the entries (no sort, no second pass): work
+ * per packet is O(bytes + baseline size × fields), and the baseline is
+ * itself capped. The result's ids ascend, which lets hashEntities skip its
+ * sort.
  */
 export function decodeDelta<F extends string>(
   schema: Schema<F>,
@@ -90,39 +99,67 @@ export function decodeDelta<F extends string>(
   r: ByteReader,
   dt = 0,
 ): EntityMap<F> {
-  const out: EntityMap<F> = new Map(base ?? EMPTY) as EntityMap<F>;
-  if (base && dt !== 0 && schema.fields.some((_, i) => schema.velocity(i) >= 0)) {
-    // Entities the delta does not mention moved exactly as predicted.
-    for (const [id, b] of base) {
-      const e = schema.copy(b);
-      for (let i = 0; i < schema.size; i++) e[schema.fields[i]!] = schema.fromInt(i, predicted(schema, b, i, dt));
-      if (!schema.equal(e, b)) out.set(id, e);
-    }
-  }
+  const limit = schema.maxEntities;
   const count = r.varint();
-  if (count > MAX_ENTITY_ID + 1) throw new WireError('netcode: too many entities in a delta');
+  if (count > r.remaining / 2) throw new WireError(`netcode: a delta of ${count} entities in ${r.remaining} bytes`);
+  // Removing every entity of a full baseline and adding as many new ones takes 2·limit entries.
+  if (count > 2 * limit) throw tooMany(limit);
+  const from = base ?? EMPTY;
+  const ids = ascendingIds(from);
+  const moving = base !== null && dt !== 0 && schema.moves;
+  const out: EntityMap<F> = new Map();
+  const put = (id: number, e: Entity<F>): void => {
+    out.set(id, e);
+    if (out.size > limit) throw tooMany(limit);
+  };
+  let next = 0; // the first baseline id not yet carried over or replaced
+  const carryBelow = (id: number): void => {
+    for (; next < ids.length && ids[next]! < id; next++) {
+      const bid = ids[next]!;
+      const b = from.get(bid)!;
+      put(bid, moving ? movedOn(schema, b, dt) : b);
+    }
+  };
   let prev = -1;
   for (let k = 0; k < count; k++) {
     const id = prev + 1 + r.varint();
     if (id > MAX_ENTITY_ID) throw new WireError('netcode: entity id out of range');
     prev = id;
+    carryBelow(id);
+    if (ids[next] === id) next++;
     const header = r.varint();
-    if (header === 0) {
-      out.delete(id);
-      continue;
-    }
+    if (header === 0) continue; // removed
     let mask = (header - 1) / 2;
     if (!Number.isInteger(mask) || mask >= 2 ** schema.size) throw new WireError('netcode: bad field mask');
-    const b = base?.get(id);
+    const b = from.get(id);
     const e: Entity<F> = b ? schema.copy(b) : schema.blank();
     for (let i = 0; i < schema.size; i++, mask = Math.floor(mask / 2)) {
       // Unchanged fields of a moving entity still move: the prediction was exact.
       const q = predicted(schema, b, i, dt) + (mask % 2 === 1 ? r.svarint() : 0);
       e[schema.fields[i]!] = schema.fromInt(i, q);
     }
-    out.set(id, e);
+    put(id, e);
   }
+  carryBelow(Infinity);
   return out;
+}
+
+function tooMany(limit: number): WireError {
+  return new WireError(`netcode: a snapshot of more than ${limit} entities (the schema's maxEntities)`);
+}
+
+/** An entity the delta does not mention, moved exactly as predicted (itself when that changes nothing). */
+function movedOn<F extends string>(schema: Schema<F>, b: Readonly<Entity<F>>, dt: number): Entity<F> {
+  const e = schema.copy(b);
+  for (let i = 0; i < schema.size; i++) e[schema.fields[i]!] = schema.fromInt(i, predicted(schema, b, i, dt));
+  return schema.equal(e, b) ? (b as Entity<F>) : e;
+}
+
+/** The map's ids in ascending order: its own order when that ascends already (decoded maps do), else sorted. */
+export function ascendingIds(m: ReadonlyMap<number, unknown>): number[] {
+  const ids = [...m.keys()];
+  for (let i = 1; i < ids.length; i++) if (ids[i]! < ids[i - 1]!) return ids.sort((a, b) => a - b);
+  return ids;
 }
 
 /** Encodes a delta on its own, for tests and size measurements. */

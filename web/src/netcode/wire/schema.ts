@@ -29,6 +29,16 @@ export interface FieldSpec {
 
 export type SchemaSpec = Readonly<Record<string, FieldSpec>>;
 
+/** Options of a schema as a whole. */
+export interface SchemaOptions {
+  /**
+   * The most entities one snapshot may hold (default 256, at most 65,536).
+   * The host refuses to send more; a client drops a snapshot with more, so
+   * a hostile host cannot make it hold or rework more than this per packet.
+   */
+  readonly maxEntities?: number;
+}
+
 /** One entity's state: every field of the schema, already rounded to its precision. */
 export type Entity<F extends string> = { [K in F]: number };
 
@@ -42,6 +52,12 @@ export type FieldsOf<S> = S extends Schema<infer F> ? F : never;
 /** The wire's field mask is a varint; 30 fields keep it within two bytes for the common case. */
 export const MAX_FIELDS = 30;
 export const MAX_ENTITY_ID = 0xffff;
+/**
+ * Entities per snapshot unless the schema says otherwise: a 16-player arena
+ * uses 18; each one costs the client work on every snapshot (decode, hash,
+ * interpolation) and a copy in each of the baselines it keeps.
+ */
+export const DEFAULT_MAX_ENTITIES = 256;
 /** Rounded values must fit here, so deltas and hashes stay in safe integers. */
 const MAX_QUANTIZED = 2 ** 31 - 1;
 
@@ -55,12 +71,20 @@ interface ResolvedField {
 
 export class Schema<F extends string> {
   readonly fields: readonly F[];
+  /** The most entities one snapshot may hold (SchemaOptions.maxEntities). */
+  readonly maxEntities: number;
+  /** Whether any field has a velocity: deltas then move unmentioned entities too. */
+  readonly moves: boolean;
   private readonly resolved: readonly ResolvedField[];
 
-  private constructor(spec: SchemaSpec) {
+  private constructor(spec: SchemaSpec, options: SchemaOptions) {
     const names = Object.keys(spec);
     if (names.length === 0 || names.length > MAX_FIELDS) {
       throw new RangeError(`netcode: a schema has 1–${MAX_FIELDS} fields, not ${names.length}`);
+    }
+    this.maxEntities = options.maxEntities ?? DEFAULT_MAX_ENTITIES;
+    if (!Number.isInteger(this.maxEntities) || this.maxEntities < 1 || this.maxEntities > MAX_ENTITY_ID + 1) {
+      throw new RangeError(`netcode: maxEntities must be 1–${MAX_ENTITY_ID + 1}, not ${options.maxEntities}`);
     }
     this.fields = names as F[];
     this.resolved = names.map((name) => {
@@ -78,6 +102,7 @@ export class Schema<F extends string> {
       if (j < 0 || j === i) throw new RangeError(`netcode: field ${name}: velocity names no other field (${v})`);
       (this.resolved[i] as ResolvedField).velocity = j;
     });
+    this.moves = this.resolved.some((f) => f.velocity >= 0);
   }
 
   /**
@@ -89,10 +114,10 @@ export class Schema<F extends string> {
    *   x: { precision: 1 / 64, snapOver: 200 },
    *   y: { precision: 1 / 64, snapOver: 200 },
    *   kind: { interpolate: 'step' },
-   * });
+   * }, { maxEntities: 64 });
    */
-  static define<S extends SchemaSpec>(spec: S): Schema<keyof S & string> {
-    return new Schema<keyof S & string>(spec);
+  static define<S extends SchemaSpec>(spec: S, options: SchemaOptions = {}): Schema<keyof S & string> {
+    return new Schema<keyof S & string>(spec, options);
   }
 
   get size(): number {
@@ -158,12 +183,19 @@ export class Schema<F extends string> {
   }
 }
 
-/** Copies an entity map and its entities, rounding each one. */
+/**
+ * Copies an entity map and its entities, rounding each one. More entities
+ * than the schema's maxEntities is the game's mistake, thrown here on the
+ * host rather than dropped by every client.
+ */
 export function quantizeAll<F extends string>(schema: Schema<F>, src: Iterable<readonly [number, Readonly<Entity<F>>]>): EntityMap<F> {
   const out: EntityMap<F> = new Map();
   for (const [id, e] of src) {
     if (!Number.isInteger(id) || id < 0 || id > MAX_ENTITY_ID) throw new RangeError(`netcode: entity id ${id} out of 0–${MAX_ENTITY_ID}`);
     out.set(id, schema.quantize(schema.copy(e)));
+    if (out.size > schema.maxEntities) {
+      throw new RangeError(`netcode: more than ${schema.maxEntities} entities; raise maxEntities in Schema.define if the game needs them`);
+    }
   }
   return out;
 }

@@ -1,3 +1,4 @@
+import { ascendingIds } from './delta';
 import type { ReadonlyEntityMap, Schema } from './schema';
 
 /**
@@ -14,7 +15,7 @@ export function hashEntities<F extends string>(schema: Schema<F>, entities: Read
       h = Math.imul(h, 0x01000193);
     }
   };
-  const ids = [...entities.keys()].sort((a, b) => a - b);
+  const ids = ascendingIds(entities); // no sort for a decoded snapshot: its ids already ascend
   for (const id of ids) {
     const e = entities.get(id)!;
     mix(id);
