@@ -82,7 +82,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	log := cfg.Logger.With("component", "turn")
 	s := &Server{cfg: cfg, log: log, reg: newRegistry(cfg, log)}
 
-	udp, tcp, err := listen(ctx, cfg)
+	udp, tcp, err := listen(ctx, cfg, s.newScreen)
 	if err != nil {
 		return nil, err
 	}
