@@ -154,6 +154,9 @@ type Config struct {
 	// Logger receives the server's logs with component=turn; default
 	// slog.Default().
 	Logger *slog.Logger
+
+	// tcpWriteTimeout: tcpWriteTimeout by default, shortened by tests.
+	tcpWriteTimeout time.Duration
 }
 
 // withDefaults returns a copy of c with defaults applied and the caller's
@@ -208,6 +211,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MaxAllocationLifetime == 0 {
 		c.MaxAllocationLifetime = DefaultMaxAllocationLifetime
+	}
+	if c.tcpWriteTimeout == 0 {
+		c.tcpWriteTimeout = tcpWriteTimeout
 	}
 	if c.MaxChannelsPerAllocation == 0 {
 		c.MaxChannelsPerAllocation = DefaultMaxChannelsPerAllocation

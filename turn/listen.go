@@ -26,6 +26,14 @@ const samePortAttempts = 5
 // default lifetime) is gone anyway.
 const tcpIdleTimeout = 15 * time.Minute
 
+// tcpWriteTimeout closes a TURN-over-TCP connection when a write to it makes
+// no progress for this long: its client stopped reading. pion v4.1.4 sets no
+// write deadline, so such a client would block, forever, pion's goroutine
+// relaying to it and its read loop's next response (which may hold pion's
+// locks). Honest clients read at once; a few seconds also covers a mobile
+// link's stall.
+const tcpWriteTimeout = 5 * time.Second
+
 // listen opens the TURN listeners named in cfg: udpN UDP sockets sharing
 // one port (SO_REUSEPORT, one pion read loop each) and a TCP listener whose
 // connections each get a screen from screens; either kind may be absent if
@@ -103,7 +111,7 @@ func closeAll(socks []*net.UDPConn) {
 
 // tcpListener admits TURN-over-TCP connections within the caps, frames what
 // they send (tcpFramer), screens their requests (screen), and closes those
-// that make no allocation in time.
+// that make no allocation in time or stop reading what they are sent.
 // It also tracks them because pion's Server.Close closes only the listener:
 // accepted connections, and the goroutine reading each, would outlive the
 // server.
@@ -113,11 +121,13 @@ type tcpListener struct {
 	maxConns        int
 	maxPerIP        int
 	allocateTimeout time.Duration
+	writeTimeout    time.Duration
 	screens         func() *screen // one per connection; nil: none
 
 	refused       atomic.Uint64 // closed at accept: over a cap
 	badFrames     atomic.Uint64 // closed for a frame tcpFramer refused
 	allocTimeouts atomic.Uint64 // closed for making no allocation in time
+	writeTimeouts atomic.Uint64 // closed for not reading what it was sent
 	lastRefusal   atomic.Int64  // unix nanoseconds of the last refusal logged
 	lastAcceptErr atomic.Int64  // unix nanoseconds of the last accept error logged
 
@@ -145,6 +155,7 @@ func newTCPListener(ln net.Listener, cfg Config, screens func() *screen) *tcpLis
 		maxConns:        cfg.MaxTCPConns,
 		maxPerIP:        cfg.MaxTCPConnsPerIP,
 		allocateTimeout: cfg.TCPAllocateTimeout,
+		writeTimeout:    cfg.tcpWriteTimeout,
 		screens:         screens,
 		conns:           make(map[netip.AddrPort]*tcpConn),
 		perIP:           make(map[netip.Addr]int),
@@ -307,7 +318,7 @@ func (l *tcpListener) untrack(c *tcpConn) {
 }
 
 // tcpConn is an accepted TURN-over-TCP connection: framed and screened,
-// with a deadline to allocate and then an idle timeout.
+// with a deadline to allocate, then an idle timeout, and a write timeout.
 type tcpConn struct {
 	net.Conn
 	l          *tcpListener
@@ -319,6 +330,7 @@ type tcpConn struct {
 	// allocatedOnce is set, and the deadline moved to the idle timeout, at
 	// the first allocation.
 	allocatedOnce atomic.Bool
+	writeTimedOut atomic.Bool
 	once          sync.Once
 }
 
@@ -397,8 +409,22 @@ func (c *tcpConn) Write(p []byte) (int, error) {
 	return c.write(p)
 }
 
-// write sends p.
-func (c *tcpConn) write(p []byte) (int, error) { return c.Conn.Write(p) }
+// write sends p, closing the connection if that makes no progress within
+// the write timeout; pion's read loop then ends and deletes the allocation.
+func (c *tcpConn) write(p []byte) (int, error) {
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+	n, err := c.Conn.Write(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = c.Conn.Close()
+		if !c.writeTimedOut.Swap(true) {
+			c.l.writeTimeouts.Add(1)
+			c.l.log.Debug("TURN TCP connection closed: client not reading", "client", c.client.String(),
+				"timeout", c.l.writeTimeout)
+		}
+	}
+
+	return n, err
+}
 
 // Close untracks and closes the connection; pion calls it when its read loop ends.
 func (c *tcpConn) Close() error {

@@ -67,6 +67,9 @@ type Stats struct {
 	// TCPAllocateTimeouts counts TURN-over-TCP connections closed for making
 	// no allocation within Config.TCPAllocateTimeout.
 	TCPAllocateTimeouts uint64
+	// TCPWriteTimeouts counts TURN-over-TCP connections closed because their
+	// client read nothing of what it was sent for 5 seconds.
+	TCPWriteTimeouts uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -201,6 +204,7 @@ func (s *Server) Stats() Stats {
 		st.TCPRefused = s.tcp.refused.Load()
 		st.TCPBadFrames = s.tcp.badFrames.Load()
 		st.TCPAllocateTimeouts = s.tcp.allocTimeouts.Load()
+		st.TCPWriteTimeouts = s.tcp.writeTimeouts.Load()
 	}
 
 	return st
