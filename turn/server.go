@@ -67,8 +67,9 @@ type Stats struct {
 	// TCPAllocateTimeouts counts TURN-over-TCP connections closed for making
 	// no allocation within Config.TCPAllocateTimeout.
 	TCPAllocateTimeouts uint64
-	// TCPWriteTimeouts counts TURN-over-TCP connections closed because their
-	// client read nothing of what it was sent for 5 seconds.
+	// TCPWriteTimeouts counts TURN-over-TCP connections closed because a
+	// write to them could not complete within 5 s: their client stopped
+	// reading.
 	TCPWriteTimeouts uint64
 }
 
