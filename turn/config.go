@@ -155,7 +155,8 @@ type Config struct {
 	// slog.Default().
 	Logger *slog.Logger
 
-	// tcpWriteTimeout: tcpWriteTimeout by default, shortened by tests.
+	// tcpWriteTimeout bounds a TURN-over-TCP write: the constant
+	// tcpWriteTimeout, shortened by tests.
 	tcpWriteTimeout time.Duration
 }
 

@@ -30,8 +30,8 @@ const tcpIdleTimeout = 15 * time.Minute
 // no progress for this long: its client stopped reading. pion v4.1.4 sets no
 // write deadline, so such a client would block, forever, pion's goroutine
 // relaying to it and its read loop's next response (which may hold pion's
-// locks). Honest clients read at once; a few seconds also covers a mobile
-// link's stall.
+// locks). Honest clients read as data arrives, and the kernel's send buffer
+// absorbs a short stall before a write blocks at all.
 const tcpWriteTimeout = 5 * time.Second
 
 // listen opens the TURN listeners named in cfg: udpN UDP sockets sharing
@@ -349,9 +349,9 @@ func (c *tcpConn) Read(p []byte) (int, error) {
 
 			return n, err
 		}
-		// Only a frame read whole (always, with pion's 1,600-byte buffer)
-		// is screened: a rewrite must replace all of it.
-		if c.screen == nil || !fresh || c.fr.left != 0 || p[0]&0xC0 != 0 { // not STUN: ChannelData
+		// Only STUN is screened, and only a frame read whole (always, with
+		// pion's 1,600-byte buffer): a rewrite must replace all of it.
+		if c.screen == nil || !fresh || c.fr.left != 0 || p[0]&0xC0 != 0 {
 			return n, nil
 		}
 		m, reply := c.screen.request(p, n, allocKey{tcp: true, client: c.client})
@@ -364,6 +364,8 @@ func (c *tcpConn) Read(p []byte) (int, error) {
 	}
 }
 
+// armReadDeadline sets the deadline for the next frame: the allocate
+// deadline until the first allocation, then the idle timeout.
 func (c *tcpConn) armReadDeadline() {
 	if c.allocatedOnce.Load() {
 		_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
