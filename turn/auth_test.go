@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/pion/stun/v3"
 )
 
 func TestAuth(t *testing.T) {
@@ -87,13 +89,21 @@ func TestAuthWrongRealm(t *testing.T) {
 
 // An allocation outlives its credential's expiry while its session is live,
 // because pion re-authenticates every Refresh, CreatePermission and
-// ChannelBind; the expired credential cannot make new allocations.
+// ChannelBind; the expired credential cannot make new allocations. Over UDP
+// and TCP: the screen recognises the credential too, so a Refresh asking an
+// hour is still granted only the lifetime cap.
 func TestExpiredCredentialKeepsLiveAllocation(t *testing.T) {
+	for _, tr := range transports() {
+		t.Run(tr.name, func(t *testing.T) { testExpiredCredentialKeepsLiveAllocation(t, tr) })
+	}
+}
+
+func testExpiredCredentialKeepsLiveAllocation(t *testing.T, tr transport) {
 	srv, fs := newServer(t, func(c *Config) { c.CredentialTTL = time.Second })
 	fs.join("alice", "room")
 	fs.join("bob", "room")
 	creds := srv.Credentials("alice", time.Now())
-	client := newClient(t, srv, creds)
+	client := tr.client(t, srv, creds)
 	relay := allocate(t, client)
 	bob := newClient(t, srv, srv.Credentials("bob", time.Now()))
 	peer := allocate(t, bob)
@@ -110,7 +120,14 @@ func TestExpiredCredentialKeepsLiveAllocation(t *testing.T) {
 	if !deliver(relay, peer.LocalAddr(), peer, "after-expiry", 3*time.Second) {
 		t.Fatal("relay stopped after the credential expired")
 	}
-	if _, err := newClient(t, srv, creds).Allocate(); err == nil {
+	res := ask(t, client, creds.Username, creds.Password, stun.MethodRefresh, lifetime(3599))
+	if code := codeOf(t, res); code != 0 {
+		t.Fatalf("Refresh after expiry: error %d", code)
+	}
+	if got, want := lifetimeOf(t, res), uint32(srv.cfg.MaxAllocationLifetime/time.Second); got != want {
+		t.Fatalf("Refresh after expiry granted %ds, want the cap %ds", got, want)
+	}
+	if _, err := tr.client(t, srv, creds).Allocate(); err == nil {
 		t.Fatal("expired credential made a new allocation")
 	}
 

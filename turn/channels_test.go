@@ -1,23 +1,29 @@
 package turn
 
 import (
+	"net"
 	"testing"
 	"time"
 
 	"github.com/pion/stun/v3"
-
-	"github.com/hostrelay/hostrelay/internal/testwait"
 )
 
 // TestChannelCap: an allocation binds MaxChannelsPerAllocation channels; a
 // new one past that is answered 508 Insufficient Capacity and not bound,
-// while a bound channel can still be refreshed.
+// while a bound channel can still be refreshed and the allocation lives on.
+// Over UDP and TCP alike.
 func TestChannelCap(t *testing.T) {
+	for _, tr := range transports() {
+		t.Run(tr.name, func(t *testing.T) { testChannelCap(t, tr) })
+	}
+}
+
+func testChannelCap(t *testing.T, tr transport) {
 	const limit = 3
 	srv, fs := newServer(t, func(c *Config) { c.MaxChannelsPerAllocation = limit })
 	fs.join("c", "room")
 	creds := srv.Credentials("c", time.Now())
-	c := newClient(t, srv, creds)
+	c := tr.client(t, srv, creds)
 	relay := allocate(t, c)
 	rc := relayOf(t, srv, relay)
 	bind := func(i int) stun.ErrorCode {
@@ -45,28 +51,33 @@ func TestChannelCap(t *testing.T) {
 	if n != limit || bound {
 		t.Fatalf("%d channels mirrored (refused one bound: %v), want %d", n, bound, limit)
 	}
+	if rc.closed.Load() || srv.Stats().Allocations != 1 || srv.pion.AllocationCount() != 1 {
+		t.Fatal("the allocation was closed for a refused channel")
+	}
+	// Still served: a permission (authenticated like ChannelBind) is granted.
+	if code := codeOf(t, ask(t, c, creds.Username, creds.Password, stun.MethodCreatePermission,
+		stunPeer(srv.cfg.PublicIP, 20000))); code != 0 {
+		t.Fatalf("CreatePermission after the refusal: error %d", code)
+	}
 }
 
-// TestChannelCapTCP: over TCP pion reads ChannelBind itself, so a binding
-// past the cap cannot be refused; the allocation is closed instead.
-func TestChannelCapTCP(t *testing.T) {
-	const limit = 2
-	srv, fs := newServer(t, func(c *Config) { c.MaxChannelsPerAllocation = limit })
-	fs.join("t", "room")
-	creds := srv.Credentials("t", time.Now())
-	c := newTCPClient(t, srv, creds)
-	allocate(t, c)
-	for i := range limit + 1 {
-		res := ask(t, c, creds.Username, creds.Password, stun.MethodChannelBind,
-			channelNumber(0x4000+i), stunPeer(srv.cfg.PublicIP, 20000+i))
-		if code := codeOf(t, res); code != 0 {
-			t.Fatalf("channel %d: error %d", i+1, code)
-		}
-		if i < limit && srv.Stats().Allocations != 1 {
-			t.Fatalf("allocation closed at %d channels, within the cap of %d", i+1, limit)
-		}
+// TestChannelCapBackstop: a binding past the cap that reaches pion all the
+// same (the screen answers 508 before it can) closes the allocation rather
+// than growing its table.
+func TestChannelCapBackstop(t *testing.T) {
+	reg, _, a, _ := unitRegistry(t) // a has one channel
+	reg.maxChannels = 2
+	client := net.UDPAddrFromAddrPort(a.client)
+	bind := func(number uint16, peerPort int) {
+		reg.onChannelCreated(client, nil, "udp", "", DefaultRealm, a.public,
+			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1).To4(), Port: peerPort}, number)
 	}
-	testwait.For(t, "the allocation past the channel cap to close", func() bool {
-		return srv.Stats().Allocations == 0 && srv.pion.AllocationCount() == 0
-	})
+	bind(0x4002, 3000)
+	if a.closed.Load() {
+		t.Fatal("closed at the cap")
+	}
+	bind(0x4003, 3001)
+	if !a.closed.Load() {
+		t.Fatal("a binding past the cap left the allocation open")
+	}
 }

@@ -131,15 +131,13 @@ type Config struct {
 	MaxAllocations int
 	// MaxAllocationLifetime caps the lifetime an Allocate or Refresh is
 	// granted (1s..1h); default DefaultMaxAllocationLifetime. An allocation
-	// not refreshed within it is closed. Over TCP, whose requests pion reads
-	// itself, the cap is never below the 10 minutes pion grants by default.
+	// not refreshed within it is closed.
 	MaxAllocationLifetime time.Duration
 	// MaxChannelsPerAllocation caps the channels bound on one allocation;
 	// default DefaultMaxChannelsPerAllocation. A ChannelBind for a new
-	// channel past it is answered 508 Insufficient Capacity (over UDP; over
-	// TCP the allocation is closed instead). Permissions need no cap of
-	// their own: pion keys them by peer IP and the peer policy admits only
-	// PublicIP, so an allocation holds at most one.
+	// channel past it is answered 508 Insufficient Capacity. Permissions
+	// need no cap of their own: pion keys them by peer IP and the peer
+	// policy admits only PublicIP, so an allocation holds at most one.
 	MaxChannelsPerAllocation int
 	// MaxBandwidth is the relayed payload, in bytes per second, that one
 	// allocation's client may send through it; packets beyond it are dropped
@@ -157,9 +155,9 @@ type Config struct {
 	// slog.Default().
 	Logger *slog.Logger
 
-	// tcpLifetimeFloor is the least lifetime cap of a TCP allocation:
-	// pionDefaultLifetime, shortened by tests.
-	tcpLifetimeFloor time.Duration
+	// tcpWriteTimeout bounds a TURN-over-TCP write: the constant
+	// tcpWriteTimeout, shortened by tests.
+	tcpWriteTimeout time.Duration
 }
 
 // withDefaults returns a copy of c with defaults applied and the caller's
@@ -215,8 +213,8 @@ func (c Config) withDefaults() Config {
 	if c.MaxAllocationLifetime == 0 {
 		c.MaxAllocationLifetime = DefaultMaxAllocationLifetime
 	}
-	if c.tcpLifetimeFloor == 0 {
-		c.tcpLifetimeFloor = pionDefaultLifetime
+	if c.tcpWriteTimeout == 0 {
+		c.tcpWriteTimeout = tcpWriteTimeout
 	}
 	if c.MaxChannelsPerAllocation == 0 {
 		c.MaxChannelsPerAllocation = DefaultMaxChannelsPerAllocation

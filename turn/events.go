@@ -49,25 +49,16 @@ func (r *registry) refreshed(src net.Addr) {
 	}
 	r.mu.RLock()
 	if rec, ok := r.allocs[key]; ok && rec.relay != nil && rec.relay.expiry != nil {
-		rec.relay.expiry.Reset(r.lifetimeOf(key))
+		rec.relay.expiry.Reset(r.lifetime)
 	}
 	r.mu.RUnlock()
 }
 
-// lifetimeOf is how long key's allocation lives without a Refresh.
-func (r *registry) lifetimeOf(key allocKey) time.Duration {
-	if key.tcp {
-		return r.tcpLifetime
-	}
-
-	return r.lifetime
-}
-
 // expire closes an allocation its client did not refresh within the
 // lifetime cap. pion v4.1.4 cannot be told a cap (it grants up to an hour);
-// over UDP the screen rewrites the lifetime asked for so pion's own timer
-// agrees, over TCP this timer alone enforces it (at no less than the 10
-// minutes pion tells TCP clients by default).
+// the screen rewrites the lifetime asked for, over UDP and TCP, so pion's
+// own timer and what the client is told agree with this one, which holds
+// the cap should a request reach pion unscreened.
 func (r *registry) expire(c *relayConn) {
 	if c.closed.Load() {
 		return // a Refresh raced the close and re-armed the timer
@@ -115,7 +106,7 @@ func (r *registry) onAllocationCreated(src, _ net.Addr, _, username, _ string, r
 			r.clients[key.client] = rc
 		}
 		r.bySession[session] = append(r.bySession[session], rc)
-		rc.expiry = time.AfterFunc(r.lifetimeOf(key), func() { r.expire(rc) })
+		rc.expiry = time.AfterFunc(r.lifetime, func() { r.expire(rc) })
 	}
 	// A record already here belongs to an allocation on the same 5-tuple whose
 	// deletion event has not arrived yet (pion reports it after unlocking).

@@ -49,7 +49,7 @@ func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 				continue
 			}
 		case p[0]&0xC0 == 0 && t.screen != nil: // STUN
-			m, reply := t.screen.request(p, n, src)
+			m, reply := t.screen.request(p, n, allocKey{client: netip.AddrPortFrom(src.Addr().Unmap(), src.Port())})
 			if reply != nil {
 				_, _ = t.WriteToUDPAddrPort(reply, src)
 
@@ -214,10 +214,11 @@ func (c *relayConn) channelTo(peer uint16) (uint16, bool) {
 	return number, ok
 }
 
-// onChannelCreated mirrors a channel pion bound. Over UDP the screen refuses
-// a ChannelBind past MaxChannelsPerAllocation before pion sees it; over TCP
-// pion v4.1.4 reads the requests itself, so a binding past the cap closes
-// the allocation (no browser comes near it) instead of growing without bound.
+// onChannelCreated mirrors a channel pion bound. The screen refuses a
+// ChannelBind past MaxChannelsPerAllocation before pion sees it, over UDP and
+// TCP; should one reach pion all the same (the screen and pion parsing it
+// differently), the allocation is closed (no browser comes near the cap)
+// rather than left to grow without bound.
 func (r *registry) onChannelCreated(src, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
 	port, peerPort, ok := r.channelPorts(relayAddr, peer)
 	if !ok {
@@ -256,16 +257,16 @@ func (r *registry) onChannelDeleted(_, _ net.Addr, _, _, _ string, relayAddr, pe
 	}
 }
 
-// channelRefused reports whether a ChannelBind of number to peer by UDP
-// client src would bind a new channel past MaxChannelsPerAllocation. A
-// refresh of a bound channel is never refused.
-func (r *registry) channelRefused(src netip.AddrPort, number uint16, peer netip.AddrPort) bool {
+// channelRefused reports whether a ChannelBind of number to peer by client
+// would bind a new channel past MaxChannelsPerAllocation. A refresh of a
+// bound channel is never refused.
+func (r *registry) channelRefused(client allocKey, number uint16, peer netip.AddrPort) bool {
 	if peer.Addr() != r.public {
 		return false // the permission handler refuses it
 	}
 	r.mu.RLock()
 	defer r.mu.RUnlock()
-	c := r.clients[src]
+	c := r.allocs[client].relay
 
 	return c != nil && !c.channels.has(number, peer.Port()) && c.channels.len() >= r.maxChannels
 }

@@ -26,10 +26,19 @@ const samePortAttempts = 5
 // default lifetime) is gone anyway.
 const tcpIdleTimeout = 15 * time.Minute
 
+// tcpWriteTimeout closes a TURN-over-TCP connection when a write to it makes
+// no progress for this long: its client stopped reading. pion v4.1.4 sets no
+// write deadline, so such a client would block, forever, pion's goroutine
+// relaying to it and its read loop's next response (which may hold pion's
+// locks). Honest clients read as data arrives, and the kernel's send buffer
+// absorbs a short stall before a write blocks at all.
+const tcpWriteTimeout = 5 * time.Second
+
 // listen opens the TURN listeners named in cfg: udpN UDP sockets sharing
-// one port (SO_REUSEPORT, one pion read loop each) and a TCP listener;
-// either kind may be absent if its address is empty.
-func listen(ctx context.Context, cfg Config) ([]*net.UDPConn, *tcpListener, error) {
+// one port (SO_REUSEPORT, one pion read loop each) and a TCP listener whose
+// connections each get a screen from screens; either kind may be absent if
+// its address is empty.
+func listen(ctx context.Context, cfg Config, screens func() *screen) ([]*net.UDPConn, *tcpListener, error) {
 	udpPort, _ := listenPort(cfg.UDPAddr)
 	tcpPort, _ := listenPort(cfg.TCPAddr)
 	samePort := cfg.UDPAddr != "" && cfg.TCPAddr != "" && udpPort == 0 && tcpPort == 0
@@ -58,7 +67,7 @@ func listen(ctx context.Context, cfg Config) ([]*net.UDPConn, *tcpListener, erro
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
 		if err == nil {
-			return udp, newTCPListener(ln, cfg), nil
+			return udp, newTCPListener(ln, cfg, screens), nil
 		}
 		closeAll(udp)
 		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
@@ -101,7 +110,8 @@ func closeAll(socks []*net.UDPConn) {
 }
 
 // tcpListener admits TURN-over-TCP connections within the caps, frames what
-// they send (tcpFramer), and closes those that make no allocation in time.
+// they send (tcpFramer), screens their requests (screen), and closes those
+// that make no allocation in time or stop reading what they are sent.
 // It also tracks them because pion's Server.Close closes only the listener:
 // accepted connections, and the goroutine reading each, would outlive the
 // server.
@@ -111,10 +121,13 @@ type tcpListener struct {
 	maxConns        int
 	maxPerIP        int
 	allocateTimeout time.Duration
+	writeTimeout    time.Duration
+	screens         func() *screen // one per connection; nil: none
 
 	refused       atomic.Uint64 // closed at accept: over a cap
 	badFrames     atomic.Uint64 // closed for a frame tcpFramer refused
 	allocTimeouts atomic.Uint64 // closed for making no allocation in time
+	writeTimeouts atomic.Uint64 // closed for not reading what it was sent
 	lastRefusal   atomic.Int64  // unix nanoseconds of the last refusal logged
 	lastAcceptErr atomic.Int64  // unix nanoseconds of the last accept error logged
 
@@ -135,13 +148,15 @@ const (
 	acceptRetryMax = time.Second
 )
 
-func newTCPListener(ln net.Listener, cfg Config) *tcpListener {
+func newTCPListener(ln net.Listener, cfg Config, screens func() *screen) *tcpListener {
 	return &tcpListener{
 		Listener:        ln,
 		log:             cfg.Logger.With("component", "turn"),
 		maxConns:        cfg.MaxTCPConns,
 		maxPerIP:        cfg.MaxTCPConnsPerIP,
 		allocateTimeout: cfg.TCPAllocateTimeout,
+		writeTimeout:    cfg.tcpWriteTimeout,
+		screens:         screens,
 		conns:           make(map[netip.AddrPort]*tcpConn),
 		perIP:           make(map[netip.Addr]int),
 	}
@@ -207,7 +222,11 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 	}
 	l.mu.Unlock()
 	if over == "" {
-		tc.fr = newTCPFramer(c) // not before: refused connections need no buffer
+		// Not before: refused connections need no buffer or screen.
+		tc.fr = newTCPFramer(c)
+		if l.screens != nil {
+			tc.screen = l.screens()
+		}
 
 		return tc, nil
 	}
@@ -298,40 +317,67 @@ func (l *tcpListener) untrack(c *tcpConn) {
 	}
 }
 
-// tcpConn is an accepted TURN-over-TCP connection: framed, with a deadline
-// to allocate and then an idle timeout.
+// tcpConn is an accepted TURN-over-TCP connection: framed and screened,
+// with a deadline to allocate, then an idle timeout, and a write timeout.
 type tcpConn struct {
 	net.Conn
 	l          *tcpListener
 	client     netip.AddrPort
 	ip         netip.Addr
 	fr         *tcpFramer // read only by pion's read loop for this conn
+	screen     *screen    // this connection's; nil if the listener has none
 	allocateBy time.Time
 	// allocatedOnce is set, and the deadline moved to the idle timeout, at
 	// the first allocation.
 	allocatedOnce atomic.Bool
+	writeTimedOut atomic.Bool
 	once          sync.Once
 }
 
-// Read returns the next whole frame (see tcpFramer). pion calls it from the
-// connection's one read loop.
+// Read returns the next whole frame (see tcpFramer) that the screen does
+// not answer itself. pion calls it from the connection's one read loop,
+// which handles each request to completion before it reads again, as a
+// UDP listener's does: so one screen per connection sees its requests as
+// one per listener does over UDP.
 func (c *tcpConn) Read(p []byte) (int, error) {
-	if c.allocatedOnce.Load() {
-		_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
-	} else {
-		_ = c.Conn.SetReadDeadline(c.allocateBy)
-		// allocated may have run between the check and the deadline: it sets
-		// the flag before its own deadline, so one of the two is the last.
-		if c.allocatedOnce.Load() {
-			_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+	for {
+		c.armReadDeadline()
+		fresh := c.fr.left == 0
+		n, err := c.fr.read(p)
+		if err != nil {
+			c.noteReadError(err)
+
+			return n, err
+		}
+		// Only STUN is screened, and only a frame read whole (always, with
+		// pion's 1,600-byte buffer): a rewrite must replace all of it.
+		if c.screen == nil || !fresh || c.fr.left != 0 || p[0]&0xC0 != 0 {
+			return n, nil
+		}
+		m, reply := c.screen.request(p, n, allocKey{tcp: true, client: c.client})
+		if reply == nil {
+			return m, nil
+		}
+		if _, err := c.write(reply); err != nil {
+			return 0, err
 		}
 	}
-	n, err := c.fr.read(p)
-	if err != nil {
-		c.noteReadError(err)
-	}
+}
 
-	return n, err
+// armReadDeadline sets the deadline for the next frame: the allocate
+// deadline until the first allocation, then the idle timeout.
+func (c *tcpConn) armReadDeadline() {
+	if c.allocatedOnce.Load() {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+
+		return
+	}
+	_ = c.Conn.SetReadDeadline(c.allocateBy)
+	// allocated may have run between the check and the deadline: it sets
+	// the flag before its own deadline, so one of the two is the last.
+	if c.allocatedOnce.Load() {
+		_ = c.Conn.SetReadDeadline(time.Now().Add(tcpIdleTimeout))
+	}
 }
 
 // noteReadError counts and logs why the server is about to close the
@@ -346,6 +392,40 @@ func (c *tcpConn) noteReadError(err error) {
 		c.l.log.Debug("TURN TCP connection closed: no allocation in time", "client", c.client.String(),
 			"timeout", c.l.allocateTimeout)
 	}
+}
+
+// Write sends what pion writes (STUNConn.WriteTo): responses from the read
+// loop, and relayed data from the allocation's goroutine. A 400 answering a
+// request whose credentials failed goes out as the 401 RFC 5389 asks for.
+func (c *tcpConn) Write(p []byte) (int, error) {
+	if c.screen != nil && c.screen.refused.Load() != nil {
+		if b := c.screen.unauthorized(p); b != nil {
+			if _, err := c.write(b); err != nil {
+				return 0, err
+			}
+
+			return len(p), nil
+		}
+	}
+
+	return c.write(p)
+}
+
+// write sends p, closing the connection if that makes no progress within
+// the write timeout; pion's read loop then ends and deletes the allocation.
+func (c *tcpConn) write(p []byte) (int, error) {
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
+	n, err := c.Conn.Write(p)
+	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
+		_ = c.Conn.Close()
+		if !c.writeTimedOut.Swap(true) {
+			c.l.writeTimeouts.Add(1)
+			c.l.log.Debug("TURN TCP connection closed: client not reading", "client", c.client.String(),
+				"timeout", c.l.writeTimeout)
+		}
+	}
+
+	return n, err
 }
 
 // Close untracks and closes the connection; pion calls it when its read loop ends.

@@ -24,8 +24,7 @@ type registry struct {
 	maxPerIP      int
 	maxTotal      int           // relay sockets of the whole server
 	maxChannels   int           // channel bindings per allocation
-	lifetime      time.Duration // the longest a UDP allocation lives unrefreshed
-	tcpLifetime   time.Duration // the same for TCP: see newRegistry
+	lifetime      time.Duration // the longest an allocation lives unrefreshed
 	// public is the advertised relay IP in its 4-byte form. Comparing
 	// netip.Addr values (never Unmap) keeps ::ffff:a.b.c.d from matching it.
 	public netip.Addr
@@ -105,22 +104,18 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		maxTotal:      cfg.MaxAllocations,
 		maxChannels:   cfg.MaxChannelsPerAllocation,
 		lifetime:      cfg.MaxAllocationLifetime,
-		// pion v4.1.4 reads TCP requests itself, so a TCP client that asks
-		// for nothing is told 10 minutes whatever the cap, and refreshes
-		// shortly before that: a shorter timer would cut honest players off.
-		tcpLifetime: max(cfg.MaxAllocationLifetime, cfg.tcpLifetimeFloor),
-		bw:          newBandwidthPolicy(cfg.MaxBandwidth, cfg.BandwidthBurst),
-		public:      public,
-		local:       local,
-		pending:     make(map[uint16]*relayConn),
-		relays:      make(map[uint16]*relayConn),
-		clients:     make(map[netip.AddrPort]*relayConn),
-		bySession:   make(map[string][]*relayConn),
-		allocs:      make(map[allocKey]allocRecord),
-		reserved:    make(map[allocKey]reservation),
-		perSession:  make(map[string]int),
-		perIP:       make(map[netip.Prefix]int),
-		ends:        newSessionEnds(),
+		bw:            newBandwidthPolicy(cfg.MaxBandwidth, cfg.BandwidthBurst),
+		public:        public,
+		local:         local,
+		pending:       make(map[uint16]*relayConn),
+		relays:        make(map[uint16]*relayConn),
+		clients:       make(map[netip.AddrPort]*relayConn),
+		bySession:     make(map[string][]*relayConn),
+		allocs:        make(map[allocKey]allocRecord),
+		reserved:      make(map[allocKey]reservation),
+		perSession:    make(map[string]int),
+		perIP:         make(map[netip.Prefix]int),
+		ends:          newSessionEnds(),
 	}
 }
 
@@ -134,6 +129,15 @@ func ipPrefix(ip netip.Addr) netip.Prefix {
 	p, _ := ip.Prefix(64)
 
 	return p
+}
+
+// addr is the client's address as pion reports it, unmapped.
+func (k allocKey) addr() net.Addr {
+	if k.tcp {
+		return net.TCPAddrFromAddrPort(k.client)
+	}
+
+	return net.UDPAddrFromAddrPort(k.client)
 }
 
 func clientKey(addr net.Addr) (allocKey, bool) {

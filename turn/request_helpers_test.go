@@ -137,3 +137,15 @@ func newClientFrom(t *testing.T, srv *Server, ip string, creds Credentials) *pio
 
 	return startClient(t, pc, srv.UDPAddr().String(), creds)
 }
+
+// transport is one of the ways a client reaches TURN, for tests that must
+// hold over both.
+type transport struct {
+	name   string
+	client func(t *testing.T, srv *Server, creds Credentials) *pionturn.Client
+}
+
+// transports are UDP and TCP, each with pion's client.
+func transports() []transport {
+	return []transport{{"udp", newClient}, {"tcp", newTCPClient}}
+}

@@ -11,15 +11,16 @@ import (
 	"github.com/pion/stun/v3"
 )
 
-// screen looks at the authenticated TURN requests a UDP listener receives
-// before pion/turn v4.1.4 does, for what pion cannot be told:
+// screen looks at the authenticated TURN requests a client sends before
+// pion/turn v4.1.4 does, for what pion cannot be told:
 //
 //   - a wrong password (or a credential the AuthHandler refuses) is answered
 //     400 Bad Request by pion; RFC 5389 section 10.2.2 says 401 Unauthorized
 //     with REALM and NONCE. The screen checks MESSAGE-INTEGRITY with the key
 //     the AuthHandler derives and, if it fails, turns pion's 400 for that
-//     transaction into a 401 as it is written (turnConn.WriteTo). pion still
-//     runs its checks in its order (a stale nonce is still 438).
+//     transaction into a 401 as it is written (turnConn.WriteTo,
+//     tcpConn.Write). pion still runs its checks in its order (a stale
+//     nonce is still 438).
 //   - the lifetime pion grants: up to an hour if asked. An Allocate or
 //     Refresh asking (or defaulting, 10 minutes) for more than
 //     MaxAllocationLifetime is rewritten to ask for the cap and signed again
@@ -28,13 +29,16 @@ import (
 //     would bind a new channel past MaxChannelsPerAllocation is answered 508
 //     Insufficient Capacity here and never reaches pion.
 //
-// TURN over TCP is framed and read by pion itself, so none of this applies
-// there: its wrong passwords stay 400, its lifetime cap is enforced by the
-// registry's timer, and its channel cap by closing the allocation.
+// It serves UDP and TCP alike: a UDP listener's reads (turnConn.ReadFrom)
+// and a TCP connection's frames (tcpConn.Read, one whole frame each) pass
+// through it, and pion writes its responses back through the same socket
+// or connection.
 //
-// One screen serves one listener: its read loop runs pion's handling of each
-// request to completion before reading the next, so the refusal noted for a
-// request is the one pion is answering when it writes.
+// One screen serves one pion read loop: a UDP listener's or a TCP
+// connection's. The loop runs pion's handling of each request to completion
+// (response written) before reading the next, so the refusal noted for a
+// request is the one pion is answering when it writes. Other goroutines
+// write there too (relayed data), but never a response to a request.
 type screen struct {
 	reg      *registry
 	authKey  func(username, realm string, src net.Addr) ([]byte, bool)
@@ -56,11 +60,11 @@ type refusal struct {
 // or more (pion/turn v4.1.4 internal/server/util.go allocationLifeTime).
 const pionDefaultLifetime = 10 * time.Minute
 
-// request screens the STUN message p[:n] from src. It returns the length of
+// request screens the STUN message p[:n] from client. It returns the length of
 // the message to hand to pion (p may have been rewritten in place, never
 // past len(p)-1, which pion would take as truncated), or 0 and a reply to
 // send instead.
-func (s *screen) request(p []byte, n int, src netip.AddrPort) (int, []byte) {
+func (s *screen) request(p []byte, n int, client allocKey) (int, []byte) {
 	if s.refused.Load() != nil {
 		s.refused.Store(nil)
 	}
@@ -90,7 +94,7 @@ func (s *screen) request(p []byte, n int, src netip.AddrPort) (int, []byte) {
 	if user.GetFrom(m) != nil || realm.GetFrom(m) != nil || nonce.GetFrom(m) != nil {
 		return n, nil // pion answers 400: not an authentication failure
 	}
-	key, ok := s.authKey(user.String(), realm.String(), net.UDPAddrFromAddrPort(src))
+	key, ok := s.authKey(user.String(), realm.String(), client.addr())
 	if !ok || stun.MessageIntegrity(key).Check(m) != nil {
 		s.refused.Store(&refusal{id: m.TransactionID, method: typ.Method, nonce: nonce})
 
@@ -99,10 +103,11 @@ func (s *screen) request(p []byte, n int, src netip.AddrPort) (int, []byte) {
 
 	switch typ.Method {
 	case stun.MethodChannelBind:
-		if number, peer, ok := channelBindOf(m); ok && s.reg.channelRefused(src, number, peer) {
+		if number, peer, ok := channelBindOf(m); ok && s.reg.channelRefused(client, number, peer) {
 			if skipped, ok := s.reg.refusalLog.allow(); ok {
 				s.reg.log.Info("channel bind refused: MaxChannelsPerAllocation reached",
-					"client", src.String(), "limit", s.reg.maxChannels, "refusals_not_logged", skipped)
+					"client", client.client.String(), "tcp", client.tcp, "limit", s.reg.maxChannels,
+					"refusals_not_logged", skipped)
 			}
 
 			return 0, errorReply(m, stun.CodeInsufficientCapacity, key)

@@ -67,6 +67,10 @@ type Stats struct {
 	// TCPAllocateTimeouts counts TURN-over-TCP connections closed for making
 	// no allocation within Config.TCPAllocateTimeout.
 	TCPAllocateTimeouts uint64
+	// TCPWriteTimeouts counts TURN-over-TCP connections closed because a
+	// write to them could not complete within 5 s: their client stopped
+	// reading.
+	TCPWriteTimeouts uint64
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -82,7 +86,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	log := cfg.Logger.With("component", "turn")
 	s := &Server{cfg: cfg, log: log, reg: newRegistry(cfg, log)}
 
-	udp, tcp, err := listen(ctx, cfg)
+	udp, tcp, err := listen(ctx, cfg, s.newScreen)
 	if err != nil {
 		return nil, err
 	}
@@ -201,6 +205,7 @@ func (s *Server) Stats() Stats {
 		st.TCPRefused = s.tcp.refused.Load()
 		st.TCPBadFrames = s.tcp.badFrames.Load()
 		st.TCPAllocateTimeouts = s.tcp.allocTimeouts.Load()
+		st.TCPWriteTimeouts = s.tcp.writeTimeouts.Load()
 	}
 
 	return st

@@ -9,22 +9,33 @@ import (
 
 // TestWrongPasswordIs401: pion's client with a wrong password is answered
 // 401 Unauthorized, as RFC 5389 section 10.2.2 says (pion/turn v4.1.4 alone
-// answers 400 Bad Request).
+// answers 400 Bad Request), over UDP and TCP alike.
 func TestWrongPasswordIs401(t *testing.T) {
 	srv, fs := newServer(t)
 	fs.join("w", "room")
 	creds := srv.Credentials("w", time.Now())
 	creds.Password = "not-the-password"
-	if _, err := newClient(t, srv, creds).Allocate(); turnCode(err) != stun.CodeUnauthorized {
-		t.Fatalf("Allocate with a wrong password: %v, want 401 Unauthorized", err)
+	for _, tr := range transports() {
+		t.Run(tr.name, func(t *testing.T) {
+			if _, err := tr.client(t, srv, creds).Allocate(); turnCode(err) != stun.CodeUnauthorized {
+				t.Fatalf("Allocate with a wrong password: %v, want 401 Unauthorized", err)
+			}
+		})
 	}
 }
 
 // TestAuthRefusalsAre401: every refused credential gets a 401 with REALM
 // and a NONCE the client can use: a wrong password, an ended session, an
 // expired credential. A request whose nonce is stale is still 438 (pion's
-// order of checks is kept), and a good request after a 401 succeeds.
+// order of checks is kept), and a good request after a 401 succeeds. Over
+// UDP and TCP alike.
 func TestAuthRefusalsAre401(t *testing.T) {
+	for _, tr := range transports() {
+		t.Run(tr.name, func(t *testing.T) { testAuthRefusalsAre401(t, tr) })
+	}
+}
+
+func testAuthRefusalsAre401(t *testing.T, tr transport) {
 	srv, fs := newServer(t)
 	fs.join("live", "room")
 	fs.join("gone", "room")
@@ -44,7 +55,7 @@ func TestAuthRefusalsAre401(t *testing.T) {
 		{"ended session refreshes", gone.Username, gone.Password, stun.MethodRefresh},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := newClient(t, srv, live)
+			c := tr.client(t, srv, live)
 			res := ask(t, c, tc.username, tc.password, tc.method, udpTransport)
 			if code := codeOf(t, res); code != stun.CodeUnauthorized {
 				t.Fatalf("%s: error %d, want 401", tc.method, code)
@@ -71,7 +82,7 @@ func TestAuthRefusalsAre401(t *testing.T) {
 	}
 
 	t.Run("stale nonce", func(t *testing.T) {
-		c := newClient(t, srv, live)
+		c := tr.client(t, srv, live)
 		res := askWith(t, c, live.Username, "wrong", stun.NewRealm(DefaultRealm), stun.NewNonce("stale"),
 			stun.MethodAllocate, udpTransport)
 		if code := codeOf(t, res); code != stun.CodeStaleNonce {
@@ -86,11 +97,15 @@ func TestRightPasswordUnaffected(t *testing.T) {
 	srv, fs := newServer(t)
 	fs.join("ok", "room")
 	creds := srv.Credentials("ok", time.Now())
-	c := newClient(t, srv, creds)
-	allocate(t, c)
-	// ChannelBind without CHANNEL-NUMBER: pion's 400, not an auth failure.
-	res := ask(t, c, creds.Username, creds.Password, stun.MethodChannelBind, stunPeer(srv.cfg.PublicIP, 9))
-	if code := codeOf(t, res); code != stun.CodeBadRequest {
-		t.Fatalf("malformed ChannelBind: error %d, want pion's 400", code)
+	for _, tr := range transports() {
+		t.Run(tr.name, func(t *testing.T) {
+			c := tr.client(t, srv, creds)
+			allocate(t, c)
+			// ChannelBind without CHANNEL-NUMBER: pion's 400, not an auth failure.
+			res := ask(t, c, creds.Username, creds.Password, stun.MethodChannelBind, stunPeer(srv.cfg.PublicIP, 9))
+			if code := codeOf(t, res); code != stun.CodeBadRequest {
+				t.Fatalf("malformed ChannelBind: error %d, want pion's 400", code)
+			}
+		})
 	}
 }
