@@ -11,7 +11,7 @@ import (
 	"testing"
 )
 
-var update = flag.Bool("update", false, "rewrite testdata/golden.json from goldenCases")
+var update = flag.Bool("update", false, "rewrite the testdata vector files (golden.json, names.json) from the Go cases")
 
 // golden is one vector in testdata/golden.json. The TypeScript codec
 // (web/src/protocol) reads the same file and must produce the same bytes.
@@ -106,8 +106,7 @@ var goldenCases = []goldenCase{
 }
 
 func TestGolden(t *testing.T) {
-	path := filepath.Join("testdata", "golden.json")
-	if *update {
+	vectors := loadVectors(t, "golden.json", len(goldenCases), "TestGolden", func() []golden {
 		var out []golden
 		for _, c := range goldenCases {
 			frame, err := Encode(c.typ, c.id, c.body)
@@ -122,25 +121,8 @@ func TestGolden(t *testing.T) {
 			}
 			out = append(out, g)
 		}
-		data, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vectors []golden
-	if err := json.Unmarshal(data, &vectors); err != nil {
-		t.Fatal(err)
-	}
-	if len(vectors) != len(goldenCases) {
-		t.Fatalf("golden.json has %d vectors, goldenCases %d: run go test ./protocol -run TestGolden -update", len(vectors), len(goldenCases))
-	}
+		return out
+	})
 	for _, v := range vectors {
 		t.Run(v.Name, func(t *testing.T) {
 			frame, err := hex.DecodeString(v.Hex)
@@ -182,4 +164,33 @@ func TestGolden(t *testing.T) {
 			}
 		})
 	}
+}
+
+// loadVectors reads testdata/name, a JSON array of want vectors shared with
+// the TypeScript tests, after rewriting it from generate when -update is set.
+// A count other than cases means the Go cases and the file drifted apart.
+func loadVectors[V any](t *testing.T, name string, cases int, test string, generate func() []V) []V {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		data, err := json.MarshalIndent(generate(), "", "  ")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var vectors []V
+	if err := json.Unmarshal(data, &vectors); err != nil {
+		t.Fatal(err)
+	}
+	if len(vectors) != cases {
+		t.Fatalf("%s has %d vectors, the test %d cases: run go test ./protocol -run %s -update", name, len(vectors), cases, test)
+	}
+	return vectors
 }

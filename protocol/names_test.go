@@ -1,10 +1,7 @@
 package protocol
 
 import (
-	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -91,31 +88,13 @@ func nameVectorOf(name, in string, text bool) nameVector {
 }
 
 func TestNameVectors(t *testing.T) {
-	path := filepath.Join("testdata", "names.json")
-	if *update {
+	vectors := loadVectors(t, "names.json", len(nameInputs), "TestNameVectors", func() []nameVector {
 		var out []nameVector
 		for _, c := range nameInputs {
 			out = append(out, nameVectorOf(c.name, c.in, c.text))
 		}
-		data, err := json.MarshalIndent(out, "", "  ")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, append(data, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var vectors []nameVector
-	if err := json.Unmarshal(data, &vectors); err != nil {
-		t.Fatal(err)
-	}
-	if len(vectors) != len(nameInputs) {
-		t.Fatalf("names.json has %d vectors, nameInputs %d: run go test ./protocol -run TestNameVectors -update", len(vectors), len(nameInputs))
-	}
+		return out
+	})
 	for _, want := range vectors {
 		if got := nameVectorOf(want.Name, want.In, want.Text); got != want {
 			t.Errorf("%s:\n got %#v\nwant %#v", want.Name, got, want)
