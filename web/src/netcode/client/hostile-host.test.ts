@@ -1,10 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { ByteReader, ByteWriter, WireError } from '../wire/bytes';
-import { decodeDelta, deltaBytes, encodeDelta } from '../wire/delta';
-import { writeSnapshotHeader } from '../wire/packets';
+import { decodeDelta, deltaBytes } from '../wire/delta';
 import { DEFAULT_MAX_ENTITIES, MAX_ENTITY_ID, quantizeAll, Schema, type EntityMap, type ReadonlyEntityMap } from '../wire/schema';
-import { hashEntities } from '../wire/state-hash';
 import { setupMatch } from '../testing/match.test-util';
+import { snapshotPacket, type SentSnapshot } from '../testing/snapshot.test-util';
 import { moverGame } from '../testing/movers.test-util';
 import { countSchemaWork } from '../testing/work.test-util';
 import { SnapshotDecoder } from './snapshot-decoder';
@@ -38,22 +37,9 @@ function packet<F extends string>(
   schema: Schema<F>,
   tick: number,
   next: ReadonlyEntityMap<F>,
-  base: { tick: number; entities: ReadonlyEntityMap<F> } | null,
+  base: SentSnapshot<F> | null,
 ): Uint8Array {
-  const w = new ByteWriter();
-  writeSnapshotHeader(w, {
-    packetSeq: tick & 0xffff,
-    tick,
-    baseTick: base?.tick ?? 0,
-    ackSeq: 0,
-    stickyTotal: 0,
-    echo: null,
-    inputSlack: 0,
-    upLoss255: 0,
-    hash: hashEntities(schema, next),
-  });
-  encodeDelta(schema, base?.entities ?? null, next, w, base ? (tick - base.tick) / TICK_RATE : 0);
-  return w.finish();
+  return snapshotPacket(schema, TICK_RATE, tick, next, base);
 }
 
 describe('entities per snapshot', () => {

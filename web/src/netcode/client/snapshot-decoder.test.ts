@@ -1,10 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { below, countByteReads, fuzz, fuzzInputs, hex, must, seededRandom, type Random } from '../../fuzz.test-util';
-import { ByteWriter } from '../wire/bytes';
-import { encodeDelta } from '../wire/delta';
-import { PacketType, writeSnapshotHeader } from '../wire/packets';
+import { PacketType } from '../wire/packets';
 import { Schema, type EntityMap, type ReadonlyEntityMap } from '../wire/schema';
 import { hashEntities } from '../wire/state-hash';
+import { snapshotPacket, type SentSnapshot } from '../testing/snapshot.test-util';
 import { SnapshotDecoder, type Decoded } from './snapshot-decoder';
 
 const TICK_RATE = 60;
@@ -16,27 +15,11 @@ const schema = Schema.define({
 });
 type F = (typeof schema)['fields'][number];
 
-interface Sent {
-  tick: number;
-  entities: ReadonlyEntityMap<F>;
-}
+type Sent = SentSnapshot<F>;
 
 /** A snapshot as the host writes one: header, then the delta against `base` (null: full). */
 function snapshot(tick: number, entities: ReadonlyEntityMap<F>, base: Sent | null, hash: number | null = hashEntities(schema, entities)): Uint8Array {
-  const w = new ByteWriter();
-  writeSnapshotHeader(w, {
-    packetSeq: tick & 0xffff,
-    tick,
-    baseTick: base?.tick ?? 0,
-    ackSeq: 0,
-    stickyTotal: 0,
-    echo: null,
-    inputSlack: 0,
-    upLoss255: 0,
-    hash,
-  });
-  encodeDelta(schema, base?.entities ?? null, entities, w, base ? (tick - base.tick) / TICK_RATE : 0);
-  return w.finish();
+  return snapshotPacket(schema, TICK_RATE, tick, entities, base, hash);
 }
 
 function world(rand: Random, n: number): EntityMap<F> {
