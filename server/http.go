@@ -30,7 +30,8 @@ func newHTTP(s *Server) *echo.Echo {
 	e.Use(securityHeaders)
 
 	e.GET("/healthz", func(c echo.Context) error {
-		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version})
+		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version,
+			"turn": turnHealth{Allocations: s.turn.Stats().Allocations}})
 	})
 	e.GET("/api/v1/ice", s.handleICE)
 	e.GET("/ws", func(c echo.Context) error {
@@ -69,6 +70,12 @@ func newHTTP(s *Server) *echo.Echo {
 		return nil
 	})
 	return e
+}
+
+// turnHealth is the TURN part of /healthz: live allocations, which a
+// monitor (and the soak run) watches return to a baseline after players go.
+type turnHealth struct {
+	Allocations int `json:"allocations"`
 }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {
