@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/hostrelay/hostrelay/internal/testwait"
 )
 
 func TestConfigDebugAddr(t *testing.T) {
@@ -76,33 +78,44 @@ func TestDebugListener(t *testing.T) {
 }
 
 // TestHealthCountsAllocations: /healthz reports live TURN allocations, the
-// figure a monitor watches return to its baseline.
+// figure a monitor watches return to its baseline, and relayed packets
+// dropped by cause.
 func TestHealthCountsAllocations(t *testing.T) {
 	s := startServer(t)
-	health := func() int {
+	type health struct {
+		TURN *struct {
+			Allocations int `json:"allocations"`
+			Dropped     *struct {
+				Policy, Stray, Overflow, Bandwidth uint64
+			} `json:"dropped"`
+		} `json:"turn"`
+	}
+	get := func() health {
 		t.Helper()
 		resp, err := http.Get("http://" + s.Addrs().HTTP + "/healthz")
 		if err != nil {
 			t.Fatal(err)
 		}
 		defer resp.Body.Close()
-		var h struct {
-			TURN *struct {
-				Allocations int `json:"allocations"`
-			} `json:"turn"`
-		}
-		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || h.TURN == nil {
+		var h health
+		if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || h.TURN == nil || h.TURN.Dropped == nil {
 			t.Fatalf("healthz: %+v %v", h, err)
 		}
-		return h.TURN.Allocations
+		return h
 	}
-	if n := health(); n != 0 {
-		t.Fatalf("%d allocations before any client", n)
+	if h := get(); h.TURN.Allocations != 0 || h.TURN.Dropped.Policy != 0 {
+		t.Fatalf("before any client: %+v", *h.TURN)
 	}
-	rj := dialLobby(t, s.Addrs().HTTP, "Ada").create("alloc", 2, "")
-	allocate(t, s.Addrs().TURNUDP, rj.ICE)
-	allocate(t, s.Addrs().TURNUDP, rj.ICE)
-	if n := health(); n != 2 {
-		t.Fatalf("healthz says %d allocations, want 2", n)
+	roomA := dialLobby(t, s.Addrs().HTTP, "Ada").create("A", 2, "")
+	roomB := dialLobby(t, s.Addrs().HTTP, "Bob").create("B", 2, "")
+	a := allocate(t, s.Addrs().TURNUDP, roomA.ICE)
+	b := allocate(t, s.Addrs().TURNUDP, roomB.ICE)
+	if h := get(); h.TURN.Allocations != 2 {
+		t.Fatalf("healthz says %d allocations, want 2", h.TURN.Allocations)
 	}
+	// Another room's relay: the peer policy drops it, and /healthz says so.
+	if _, err := a.WriteTo([]byte("probe"), b.LocalAddr()); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "a policy drop in /healthz", func() bool { return get().TURN.Dropped.Policy == 1 })
 }

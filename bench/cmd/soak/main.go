@@ -207,6 +207,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	rcvbuf0, sndbuf0 := udpErrors()
 
 	sdkLogs := newLogCounter()
 	s := &soak{cfg: cfg, url: "ws://" + srv.http + "/ws", c: newCounters(), sdkLogs: sdkLogs, sdkLog: slog.New(sdkLogs),
@@ -249,10 +250,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	if err != nil {
 		return false, err
 	}
+	rcvbuf1, sndbuf1 := udpErrors()
 	exitErr := srv.stop()
 
 	r := report{cfg: cfg, s: s, srv: srv, samples: samples, idle: idle, final: final, drainTook: took,
-		exitErr: exitErr, interrupted: interrupted, unraised: unraised}
+		exitErr: exitErr, interrupted: interrupted, unraised: unraised,
+		udpRcvbuf: rcvbuf1 - rcvbuf0, udpSndbuf: sndbuf1 - sndbuf0}
 	return r.write(out), nil
 }
 

@@ -270,12 +270,23 @@ type roomLoop struct {
 	in      map[streamKey]*inStream
 	expects map[string]time.Time // peers whose channels should open, since when
 	ticks   int
+	started time.Time
+	history map[string][]string // the last events about each peer, for failure notes
+}
+
+// remember keeps the last few events about a peer: a failure note shows them.
+func (l *roomLoop) remember(id, what string) {
+	h := append(l.history[id], fmt.Sprintf("%s@%v", what, time.Since(l.started).Round(time.Millisecond)))
+	if len(h) > 8 {
+		h = h[len(h)-8:]
+	}
+	l.history[id] = h
 }
 
 func (p *player) loop(r *client.Room, done chan struct{}) {
 	defer close(done)
 	l := &roomLoop{p: p, r: r, you: r.You(), links: map[string]*link{}, in: map[streamKey]*inStream{},
-		expects: map[string]time.Time{}}
+		expects: map[string]time.Time{}, started: time.Now(), history: map[string][]string{}}
 	if !r.IsHost() {
 		l.expects[r.Info().Host] = time.Now()
 	}
@@ -306,6 +317,7 @@ func (l *roomLoop) event(e client.Event) {
 	now := time.Now()
 	switch e := e.(type) {
 	case client.PeerOpen:
+		l.remember(e.ID, "open")
 		if old := l.links[e.ID]; old != nil {
 			l.dropLink(e.ID) // a new connection replaced it
 		}
@@ -317,6 +329,7 @@ func (l *roomLoop) event(e client.Event) {
 			l.p.s.openTime.add(now.Sub(since))
 		}
 	case client.PeerClosed:
+		l.remember(e.ID, fmt.Sprintf("closed(%v)", e.Err))
 		if e.Err != nil && !l.ending() {
 			c.peerFailed.Add(1)
 			c.note("%s: peer %s closed: %v", l.p.name, e.ID, e.Err)
@@ -327,8 +340,11 @@ func (l *roomLoop) event(e client.Event) {
 			l.expects[e.Player.ID] = now
 		}
 	case client.PlayerLeft:
+		l.remember(e.ID, "left")
 		delete(l.expects, e.ID)
 	case client.HostChanged:
+		l.remember(e.Previous, "was host")
+		l.remember(e.Host, "now host")
 		delete(l.expects, e.Previous)
 		if e.Host != l.you {
 			l.expects[e.Host] = now
@@ -400,6 +416,9 @@ func (l *roomLoop) message(m client.Message) {
 	switch kind {
 	case kindGame:
 		c.gameRecv.Add(1)
+		if st.count == 0 {
+			l.remember(m.From, fmt.Sprintf("first game %x/%d", stream, seq))
+		}
 		st.count++
 		st.maxSeq = max(st.maxSeq, uint64(seq)+1)
 		l.p.s.latency.add(now.Sub(sent))
@@ -407,7 +426,8 @@ func (l *roomLoop) message(m client.Message) {
 		c.eventsRecv.Add(1)
 		if seq != st.evNext {
 			c.eventsLost.Add(1)
-			c.note("%s: reliable message %d from %s, expected %d", l.p.name, seq, m.From, st.evNext)
+			c.note("%s in %s: reliable message %x/%d from %s, expected %d (%d game packets on it); %s: %v",
+				l.p.name, l.r.Code(), stream, seq, m.From, st.evNext, st.count, m.From, l.history[m.From])
 		}
 		st.evNext = seq + 1
 	}

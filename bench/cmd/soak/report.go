@@ -18,6 +18,8 @@ type report struct {
 	exitErr     error
 	interrupted bool
 	unraised    []string
+	// Kernel UDP buffer drops over the run, machine-wide.
+	udpRcvbuf, udpSndbuf uint64
 }
 
 // write prints the report and returns whether the run passed.
@@ -64,6 +66,11 @@ func (r report) write(w io.Writer) bool {
 	fmt.Fprintf(w, "game packets: %d sent, %d received, %d missing between arrivals (%.4f%%; limit %.4f%%), %d dropped by the SDK's full queue\n",
 		sent, recv, lost, 100*loss, 100*r.cfg.maxLoss, c.sdkDropped.Load())
 	fmt.Fprintf(w, "game one-way latency: %s\n", &r.s.latency)
+	d := r.final.Dropped
+	fmt.Fprintf(w, "where packets were dropped: TURN queue overflow %d, bandwidth limit %d, peer policy %d, stray %d (server /healthz); "+
+		"kernel UDP receive-buffer drops %d, send-buffer %d (the whole machine, /proc/net/snmp)\n",
+		d.Overflow-r.idle.Dropped.Overflow, d.Bandwidth-r.idle.Dropped.Bandwidth, d.Policy-r.idle.Dropped.Policy,
+		d.Stray-r.idle.Dropped.Stray, r.udpRcvbuf, r.udpSndbuf)
 	fmt.Fprintf(w, "reliable events: %d sent, %d received\n", c.eventsSent.Load(), c.eventsRecv.Load())
 	if loss > r.cfg.maxLoss {
 		fmt.Fprintln(w, "FAIL game packet loss over the limit")

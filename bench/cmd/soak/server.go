@@ -212,7 +212,16 @@ type serverFigures struct {
 	Sessions    int
 	Rooms       int
 	Allocations int
+	Dropped     turnDrops     // relayed packets dropped since the server started
 	CPU         time.Duration // utime+stime so far
+}
+
+// turnDrops is /healthz's turn.dropped.
+type turnDrops struct {
+	Policy    uint64 `json:"policy"`
+	Stray     uint64 `json:"stray"`
+	Overflow  uint64 `json:"overflow"`
+	Bandwidth uint64 `json:"bandwidth"`
 }
 
 func (h *hostrelay) read(ctx context.Context) (serverFigures, error) {
@@ -238,7 +247,8 @@ func (h *hostrelay) read(ctx context.Context) (serverFigures, error) {
 			Rooms    int `json:"rooms"`
 		} `json:"lobby"`
 		TURN *struct {
-			Allocations int `json:"allocations"`
+			Allocations int       `json:"allocations"`
+			Dropped     turnDrops `json:"dropped"`
 		} `json:"turn"`
 	}
 	if err := h.getJSON(ctx, "http://"+h.http+"/healthz", &hz); err != nil {
@@ -247,7 +257,7 @@ func (h *hostrelay) read(ctx context.Context) (serverFigures, error) {
 	if hz.TURN == nil {
 		return f, errors.New("/healthz has no turn.allocations: is bin/hostrelay older than the soak?")
 	}
-	f.Sessions, f.Rooms, f.Allocations = hz.Lobby.Sessions, hz.Lobby.Rooms, hz.TURN.Allocations
+	f.Sessions, f.Rooms, f.Allocations, f.Dropped = hz.Lobby.Sessions, hz.Lobby.Rooms, hz.TURN.Allocations, hz.TURN.Dropped
 	return f, nil
 }
 
@@ -286,4 +296,39 @@ func (h *hostrelay) getJSON(ctx context.Context, url string, v any) error {
 		return fmt.Errorf("%s: %s", url, resp.Status)
 	}
 	return json.NewDecoder(resp.Body).Decode(v)
+}
+
+// udpErrors reads the kernel's UDP receive and send buffer errors (packets
+// dropped because a socket's buffer was full) from /proc/net/snmp. They
+// count for the whole network namespace: other programs' drops show too.
+func udpErrors() (rcvbuf, sndbuf uint64) {
+	b, err := os.ReadFile("/proc/net/snmp")
+	if err != nil {
+		return 0, 0
+	}
+	var names []string
+	for line := range strings.SplitSeq(string(b), "\n") {
+		rest, ok := strings.CutPrefix(line, "Udp: ")
+		if !ok {
+			continue
+		}
+		f := strings.Fields(rest)
+		if names == nil {
+			names = f
+			continue
+		}
+		for i, n := range names {
+			if i < len(f) {
+				v, _ := strconv.ParseUint(f[i], 10, 64)
+				switch n {
+				case "RcvbufErrors":
+					rcvbuf = v
+				case "SndbufErrors":
+					sndbuf = v
+				}
+			}
+		}
+		break
+	}
+	return rcvbuf, sndbuf
 }
