@@ -374,17 +374,14 @@ func (l *roomLoop) ending() bool {
 	return l.p.expectEnd
 }
 
-// dropLink forgets a closed peer connection and settles what came over it.
+// dropLink forgets a closed peer connection. What came over it is settled
+// only when the room ends: events and messages reach the loop on two
+// channels, so a message the connection delivered before it closed may be
+// read after PeerClosed.
 func (l *roomLoop) dropLink(id string) {
 	if _, ok := l.links[id]; ok {
 		delete(l.links, id)
 		l.p.s.c.peers.Add(-1)
-	}
-	for k, st := range l.in {
-		if k.from == id {
-			l.settle(st)
-			delete(l.in, k)
-		}
 	}
 }
 
@@ -491,7 +488,8 @@ func (l *roomLoop) check(now time.Time) {
 		if !lk.stalled && now.Sub(last) > cfg.stallBound {
 			lk.stalled = true
 			c.stalls.Add(1)
-			c.note("%s: nothing from %s for %v on an open link", l.p.name, id, cfg.stallBound)
+			c.note("%s in %s: nothing from %s for %v on a link open for %v; %s: %v", l.p.name, l.r.Code(), id,
+				cfg.stallBound, now.Sub(lk.opened).Round(time.Millisecond), id, l.history[id])
 		}
 	}
 	l.p.mu.Lock()

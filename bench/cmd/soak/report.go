@@ -72,8 +72,22 @@ func (r report) write(w io.Writer) bool {
 		d.Overflow-r.idle.Dropped.Overflow, d.Bandwidth-r.idle.Dropped.Bandwidth, d.Policy-r.idle.Dropped.Policy,
 		d.Stray-r.idle.Dropped.Stray, r.udpRcvbuf, r.udpSndbuf)
 	fmt.Fprintf(w, "reliable events: %d sent, %d received\n", c.eventsSent.Load(), c.eventsRecv.Load())
+	// The server must drop nothing of a room's own traffic for lack of
+	// room (overflow) or by a limit honest play stays under (bandwidth).
+	// Policy drops are packets still sent to a player who just left the
+	// room, which nobody is waiting for.
+	serverDrops := (d.Overflow - r.idle.Dropped.Overflow) + (d.Bandwidth - r.idle.Dropped.Bandwidth)
+	if serverDrops > 0 {
+		fmt.Fprintln(w, "FAIL the TURN server dropped game traffic (queue overflow or bandwidth limit)")
+		ok = false
+	}
 	if loss > r.cfg.maxLoss {
-		fmt.Fprintln(w, "FAIL game packet loss over the limit")
+		where := "in the players' own pion stacks: the server and the kernel dropped nothing, so the soak's players " +
+			"were short of CPU (see CPU below); run it on a quieter machine or with fewer -players"
+		if serverDrops > 0 || r.udpRcvbuf+r.udpSndbuf > 0 {
+			where = "see the drops above"
+		}
+		fmt.Fprintf(w, "FAIL game packet loss over the limit; where: %s\n", where)
 		ok = false
 	}
 	if recv == 0 {
