@@ -56,6 +56,7 @@ type config struct {
 	maxLoss    float64
 	tol        tolerances
 	serverArgs string
+	serverLog  string
 }
 
 func parseConfig(args []string, getenv func(string) string, usage io.Writer) (config, error) {
@@ -82,6 +83,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	fs.Float64Var(&c.tol.Counts, "tolerance", c.tol.Counts, "growth allowed from the first to the last third for goroutines, files, allocations, sessions, rooms")
 	fs.Float64Var(&c.tol.RSS, "tolerance-rss", c.tol.RSS, "growth allowed from the first to the last third for RSS")
 	fs.StringVar(&c.serverArgs, "server-args", "", "extra flags for the server, space-separated (after the soak's own)")
+	fs.StringVar(&c.serverLog, "server-log", "", "write the server's whole log (JSON lines) to this file")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "SOAK_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -192,7 +194,16 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		}
 	}
 
-	srv, err := startHostrelay(ctx, cfg.bin, args)
+	var serverLog io.Writer
+	if cfg.serverLog != "" {
+		f, err := os.Create(cfg.serverLog)
+		if err != nil {
+			return false, err
+		}
+		defer f.Close()
+		serverLog = f
+	}
+	srv, err := startHostrelay(ctx, cfg.bin, args, serverLog)
 	if err != nil {
 		return false, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"net"
 	"net/http"
@@ -246,6 +247,9 @@ type link struct {
 	gameSeq, evSeq   uint32
 	opened, lastRecv time.Time
 	stalled          bool
+	// closedPipe is when a send first failed because the connection's
+	// transport had closed; PeerClosed should follow. Zero: no such send.
+	closedPipe time.Time
 }
 
 // inStream is what arrived from one peer connection of one sender.
@@ -461,6 +465,15 @@ func (l *roomLoop) sendFailed(id string, err error) {
 	if errors.Is(err, client.ErrNoPeer) || l.ending() {
 		return
 	}
+	// The peer's side closed the connection (it left) and the SDK has not
+	// noticed yet: not a failure if PeerClosed follows (check sees to it).
+	if lk := l.links[id]; lk != nil && errors.Is(err, io.ErrClosedPipe) {
+		if lk.closedPipe.IsZero() {
+			lk.closedPipe = time.Now()
+			l.p.s.c.sendsOnClosing.Add(1)
+		}
+		return
+	}
 	l.p.s.c.sendErrors.Add(1)
 	l.p.s.c.note("%s: send to %s: %v", l.p.name, id, err)
 }
@@ -484,6 +497,12 @@ func (l *roomLoop) check(now time.Time) {
 		last := lk.opened
 		if lk.lastRecv.After(last) {
 			last = lk.lastRecv
+		}
+		if !lk.closedPipe.IsZero() && now.Sub(lk.closedPipe) > cfg.stallBound {
+			lk.closedPipe = time.Time{}
+			c.sendErrors.Add(1)
+			c.note("%s in %s: sends to %s fail (closed pipe) and the SDK still calls it open after %v; %s: %v",
+				l.p.name, l.r.Code(), id, cfg.stallBound, id, l.history[id])
 		}
 		if !lk.stalled && now.Sub(last) > cfg.stallBound {
 			lk.stalled = true

@@ -72,6 +72,7 @@ func (r report) write(w io.Writer) bool {
 		d.Overflow-r.idle.Dropped.Overflow, d.Bandwidth-r.idle.Dropped.Bandwidth, d.Policy-r.idle.Dropped.Policy,
 		d.Stray-r.idle.Dropped.Stray, r.udpRcvbuf, r.udpSndbuf)
 	fmt.Fprintf(w, "reliable events: %d sent, %d received\n", c.eventsSent.Load(), c.eventsRecv.Load())
+	fmt.Fprintf(w, "sends to a peer that had just closed (io: closed pipe, then PeerClosed; not a failure): %d\n", c.sendsOnClosing.Load())
 	// The server must drop nothing of a room's own traffic for lack of
 	// room (overflow) or by a limit honest play stays under (bandwidth).
 	// Policy drops are packets still sent to a player who just left the

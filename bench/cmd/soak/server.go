@@ -96,7 +96,9 @@ func flagNames(ctx context.Context, bin string) (map[string]bool, error) {
 	return names, nil
 }
 
-func startHostrelay(ctx context.Context, bin string, args []string) (*hostrelay, error) {
+// startHostrelay starts bin with args; logTo, if not nil, gets a copy of
+// everything it logs.
+func startHostrelay(ctx context.Context, bin string, args []string, logTo io.Writer) (*hostrelay, error) {
 	cmd := exec.Command(bin, args...) //nolint:gosec // our own binary
 	cmd.Env = append(os.Environ(), "HOSTRELAY_TURN_SECRET="+randomSecret())
 	// The server must not outlive the soak, even if the soak is killed.
@@ -112,7 +114,11 @@ func startHostrelay(ctx context.Context, bin string, args []string) (*hostrelay,
 	h := &hostrelay{cmd: cmd, pid: cmd.Process.Pid, done: make(chan struct{}), warnings: map[string]int{},
 		web: &http.Client{Timeout: 10 * time.Second}}
 	ready := make(chan struct{})
-	go h.readLog(stderr, ready)
+	var r io.Reader = stderr
+	if logTo != nil {
+		r = io.TeeReader(stderr, logTo)
+	}
+	go h.readLog(r, ready)
 	go func() {
 		err := cmd.Wait()
 		h.mu.Lock()

@@ -31,6 +31,9 @@ type counters struct {
 	eventsSent atomic.Int64
 	eventsRecv atomic.Int64
 	sdkDropped atomic.Int64 // game messages the SDK dropped: our reader was late
+	// Sends that failed because the peer had just closed the connection
+	// (PeerClosed followed): what a game sees when a player leaves.
+	sendsOnClosing atomic.Int64
 
 	// Player-visible failures.
 	joinRefused   atomic.Int64 // JoinRoom or CreateRoom refused or failed
@@ -80,7 +83,7 @@ func (c *counters) failures() []namedCount {
 		{"host migrations that did not happen", c.migrateFailed.Load()},
 		{"open links that went silent", c.stalls.Load()},
 		{"reliable messages lost or reordered", c.eventsLost.Load()},
-		{"sends that failed on an open peer", c.sendErrors.Load()},
+		{"sends failed on a connection still open", c.sendErrors.Load()},
 	}
 }
 
