@@ -249,8 +249,8 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	}
 	<-loadCtx.Done()
 	interrupted := ctx.Err() != nil
+	<-sampling // out is the sampler's until it ends
 	fmt.Fprintf(out, "soak: load over after %v; closing every player\n", time.Since(start).Round(time.Second))
-	<-sampling
 	wg.Wait()
 	if sampleErr != nil {
 		return false, sampleErr

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// TestSmoke runs the whole rig for a few seconds against a freshly built
+// TestSmoke runs the whole rig for 15 seconds against a freshly built
 // bin/hostrelay, so it keeps working: players join, traffic flows, samples
 // are judged. No figure is asserted (the verdict is the soak's business).
 func TestSmoke(t *testing.T) {
@@ -22,8 +22,8 @@ func TestSmoke(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	cfg, err := parseConfig([]string{"-hostrelay", bin, "-duration", "12s", "-players", "4", "-room-size", "2",
-		"-churn-every", "2s", "-warmup", "3s", "-sample", "1s", "-drain-bound", "1s"}, func(string) string { return "" }, nil)
+	cfg, err := parseConfig([]string{"-hostrelay", bin, "-duration", "15s", "-players", "4", "-room-size", "2",
+		"-churn-every", "2s", "-warmup", "3s", "-sample", "500ms", "-drain-bound", "1s"}, func(string) string { return "" }, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
