@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench bench-netcode vulncheck screenshots
+.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -64,6 +64,15 @@ bench: build
 ## bench-netcode: game bytes per second per client, delta compression on and off, 2/4/8 players (simulated time, seconds)
 bench-netcode: deps
 	@npm run --silent bench:netcode
+
+## soak: 500 players in rooms of 8 through TURN with churn for 30 minutes; RSS, goroutines, open files,
+## allocations must stay flat and players lose nothing (not part of test; exit 1 if not). A short run:
+## make soak SOAK_DURATION=2m SOAK_PLAYERS=48 (every flag of bench/cmd/soak has a SOAK_* variable)
+## The server binary is built without the web app step: the soak never loads the page.
+soak:
+	$(GO) build -o $(BIN) ./server/cmd/hostrelay
+	$(GO) build -o bin/bench/soak ./bench/cmd/soak
+	bin/bench/soak -hostrelay $(BIN) $(SOAKARGS)
 
 ## vulncheck: govulncheck over every package (needs vuln.go.dev; says SKIPPED when unreachable)
 ## (VULNDB=file:///path or https://mirror points it at another copy of the database)

@@ -38,6 +38,7 @@ type Config struct {
 	TrustedProxies []netip.Prefix
 	LogLevel       slog.Level
 	LogFormat      string // text or json
+	DebugAddr      string // loopback address for net/http/pprof; empty: off
 	ShutdownGrace  time.Duration
 	SeatGrace      time.Duration // how long a dropped player's seat is held
 	MaxConnsPerIP  int
@@ -196,6 +197,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		return cfg.LogLevel.UnmarshalText([]byte(s))
 	})
 	fs.StringVar(&cfg.LogFormat, "log-format", cfg.LogFormat, "text or json")
+	fs.StringVar(&cfg.DebugAddr, "debug-addr", "", "loopback address (e.g. 127.0.0.1:6060) serving net/http/pprof under /debug/pprof/; empty: off")
 	fs.DurationVar(&cfg.SeatGrace, "seat-grace", cfg.SeatGrace, "how long a player whose connection dropped keeps its seat for a resume (0: not held)")
 	fs.IntVar(&cfg.MaxConnsPerIP, "max-conns-per-ip", cfg.MaxConnsPerIP, "open lobby connections per client IP (IPv6: per /64)")
 	fs.IntVar(&cfg.JoinsPerMinute, "joins-per-minute", cfg.JoinsPerMinute, "room joins per client IP per minute")
@@ -302,6 +304,9 @@ func (c Config) validate() error {
 	errs = append(errs, c.validateConnLimits()...)
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("-log-format %q: must be text or json", c.LogFormat))
+	}
+	if err := checkDebugAddr(c.DebugAddr); err != nil {
+		errs = append(errs, err)
 	}
 	if c.SeatGrace < 0 || c.SeatGrace > 10*time.Minute {
 		errs = append(errs, fmt.Errorf("-seat-grace %v: must be between 0 and 10m", c.SeatGrace))

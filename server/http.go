@@ -9,6 +9,7 @@ import (
 
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/static"
+	"github.com/hostrelay/hostrelay/turn"
 )
 
 // newHTTP builds the echo app. No middleware here may wrap the
@@ -31,8 +32,10 @@ func newHTTP(s *Server) *echo.Echo {
 
 	e.GET("/healthz", func(c echo.Context) error {
 		open, webSockets := s.conns.counts()
+		ts := s.turn.Stats()
 		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version,
-			"conns": map[string]int{"http": open, "webSockets": webSockets, "turnTCP": s.turn.Stats().TCPConns}})
+			"conns": map[string]int{"http": open, "webSockets": webSockets, "turnTCP": ts.TCPConns},
+			"turn":  newTurnHealth(ts)})
 	})
 	e.GET("/api/v1/ice", s.handleICE)
 	e.GET("/ws", func(c echo.Context) error {
@@ -76,6 +79,27 @@ func newHTTP(s *Server) *echo.Echo {
 		return nil
 	})
 	return e
+}
+
+// turnHealth is the TURN part of /healthz: live allocations, which a
+// monitor (and the soak run) watches return to a baseline after players go,
+// and the relayed packets dropped since start, by cause, which tell a
+// player's lost packets apart from the network's.
+type turnHealth struct {
+	Allocations int `json:"allocations"`
+	Dropped     struct {
+		Policy    uint64 `json:"policy"`    // refused by the peer policy (not a room mate)
+		Stray     uint64 `json:"stray"`     // reached a relay socket from outside
+		Overflow  uint64 `json:"overflow"`  // the receiving allocation's queue was full
+		Bandwidth uint64 `json:"bandwidth"` // over -turn-max-bandwidth
+	} `json:"dropped"`
+}
+
+func newTurnHealth(st turn.Stats) turnHealth {
+	h := turnHealth{Allocations: st.Allocations}
+	h.Dropped.Policy, h.Dropped.Stray = st.DroppedWrites, st.DroppedReads
+	h.Dropped.Overflow, h.Dropped.Bandwidth = st.DroppedOverflow, st.DroppedBandwidth
+	return h
 }
 
 func securityHeaders(next echo.HandlerFunc) echo.HandlerFunc {

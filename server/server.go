@@ -26,6 +26,7 @@ type Server struct {
 	ln      net.Listener
 	conns   *connLimiter // wraps ln
 	serve   chan error
+	debug   *debugServer // nil unless cfg.DebugAddr is set
 }
 
 // The TURN relay caches each allocation's room and relies on the hub to say
@@ -38,6 +39,7 @@ type Addrs struct {
 	HTTP    string
 	TURNUDP string
 	TURNTCP string
+	Debug   string // empty when the debug listener is off
 }
 
 // New builds the whole graph and starts listening. Components are built in
@@ -115,9 +117,16 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 
+	if cfg.DebugAddr != "" {
+		if s.debug, err = startDebug(ctx, cfg.DebugAddr, log); err != nil {
+			_ = s.turn.Close()
+			return nil, err
+		}
+	}
 	var lc net.ListenConfig
 	s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTPAddr)
 	if err != nil {
+		_ = s.debug.close()
 		_ = s.turn.Close()
 		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTPAddr, err)
 	}
@@ -136,8 +145,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	go func() { s.serve <- s.http.Serve(s.conns) }()
 
 	a := s.Addrs()
-	log.Info("listening", "component", "server", "http", a.HTTP, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
-		"public_ip", cfg.PublicIP)
+	attrs := []any{"component", "server", "http", a.HTTP, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP, "public_ip", cfg.PublicIP}
+	if a.Debug != "" {
+		attrs = append(attrs, "debug", a.Debug)
+	}
+	log.Info("listening", attrs...)
 	return s, nil
 }
 
@@ -163,7 +175,8 @@ func seatGrace(d time.Duration) time.Duration {
 
 // Addrs reports the bound addresses.
 func (s *Server) Addrs() Addrs {
-	return Addrs{HTTP: s.ln.Addr().String(), TURNUDP: s.turn.UDPAddr().String(), TURNTCP: s.turn.TCPAddr().String()}
+	return Addrs{HTTP: s.ln.Addr().String(), TURNUDP: s.turn.UDPAddr().String(), TURNTCP: s.turn.TCPAddr().String(),
+		Debug: s.debug.addr()}
 }
 
 // Hub exposes the lobby for in-process tests and operational endpoints.
@@ -207,6 +220,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.turn.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("turn: %w", err))
+	}
+	if err := s.debug.close(); err != nil {
+		errs = append(errs, err)
 	}
 	if err := <-s.serve; err != nil && !errors.Is(err, http.ErrServerClosed) {
 		errs = append(errs, fmt.Errorf("http serve: %w", err))

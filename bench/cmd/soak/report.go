@@ -1,0 +1,145 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"time"
+)
+
+// report is the end of a run: the table over time, the verdict, what
+// players saw, and what the server and the SDK logged.
+type report struct {
+	cfg         config
+	s           *soak
+	srv         *hostrelay
+	samples     []sample
+	idle, final serverFigures
+	drainTook   time.Duration
+	exitErr     error
+	interrupted bool
+	unraised    []string
+	// Kernel UDP buffer drops over the run, machine-wide.
+	udpRcvbuf, udpSndbuf uint64
+}
+
+// write prints the report and returns whether the run passed.
+func (r report) write(w io.Writer) bool {
+	c := r.s.c
+	ok := true
+	fmt.Fprintf(w, "\n== soak summary (%d samples; rows spread over the run)\n%s\n", len(r.samples), tableHeader())
+	for _, s := range condensed(r.samples, 16) {
+		fmt.Fprintln(w, row(s))
+	}
+
+	fmt.Fprintf(w, "\n== flatness: the last third against the first, after a %v warm-up\n", r.cfg.warmup)
+	checks, err := flatness(r.samples, r.cfg.warmup, r.cfg.tol, r.cfg.players)
+	if err != nil {
+		fmt.Fprintln(w, "NOT JUDGED:", err)
+		ok = false
+	} else {
+		writeChecks(w, checks)
+		ok = ok && allOK(checks)
+	}
+
+	fmt.Fprintf(w, "\n== drain: %v after the last player closed (bound %v)\n", r.drainTook.Round(100*time.Millisecond), r.cfg.drainBound)
+	dc := drained(r.idle, r.final, r.cfg.tol.Counts)
+	writeChecks(w, dc)
+	ok = ok && allOK(dc)
+	fmt.Fprintf(w, "server RSS idle %.1f MiB, after %.1f MiB (not judged: the runtime returns memory lazily)\n",
+		float64(r.idle.RSS)/(1<<20), float64(r.final.RSS)/(1<<20))
+	if r.exitErr != nil {
+		fmt.Fprintf(w, "FAIL server exit after SIGTERM: %v\n", r.exitErr)
+		ok = false
+	} else {
+		fmt.Fprintln(w, "server exit after SIGTERM: 0")
+	}
+
+	fmt.Fprintln(w, "\n== players")
+	fmt.Fprintf(w, "churn: %d joins, %d leaves, %d rejoins, %d cuts (%d resumed), %d host migrations, %d rooms closed and reopened\n",
+		c.joins.Load(), c.leaves.Load(), c.rejoins.Load(), c.resumesAsked.Load(), c.resumed.Load(), c.migrations.Load(), c.cycles.Load())
+	fmt.Fprintf(w, "channels opened when due: %d; time to open: %s\n", c.opens.Load(), &r.s.openTime)
+	sent, recv, lost := c.gameSent.Load(), c.gameRecv.Load(), c.gameLost.Load()
+	loss := 0.0
+	if recv+lost > 0 {
+		loss = float64(lost) / float64(recv+lost)
+	}
+	fmt.Fprintf(w, "game packets: %d sent, %d received, %d missing between arrivals (%.4f%%; limit %.4f%%), %d dropped by the SDK's full queue\n",
+		sent, recv, lost, 100*loss, 100*r.cfg.maxLoss, c.sdkDropped.Load())
+	fmt.Fprintf(w, "game one-way latency: %s\n", &r.s.latency)
+	d := r.final.Dropped
+	fmt.Fprintf(w, "where packets were dropped: TURN queue overflow %d, bandwidth limit %d, peer policy %d, stray %d (server /healthz); "+
+		"kernel UDP receive-buffer drops %d, send-buffer %d (the whole machine, /proc/net/snmp)\n",
+		d.Overflow-r.idle.Dropped.Overflow, d.Bandwidth-r.idle.Dropped.Bandwidth, d.Policy-r.idle.Dropped.Policy,
+		d.Stray-r.idle.Dropped.Stray, r.udpRcvbuf, r.udpSndbuf)
+	fmt.Fprintf(w, "reliable events: %d sent, %d received\n", c.eventsSent.Load(), c.eventsRecv.Load())
+	fmt.Fprintf(w, "sends to a peer that had just closed (io: closed pipe, then PeerClosed; not a failure): %d\n", c.sendsOnClosing.Load())
+	// The server must drop nothing of a room's own traffic for lack of
+	// room (overflow) or by a limit honest play stays under (bandwidth).
+	// Policy drops are packets still sent to a player who just left the
+	// room, which nobody is waiting for.
+	serverDrops := (d.Overflow - r.idle.Dropped.Overflow) + (d.Bandwidth - r.idle.Dropped.Bandwidth)
+	if serverDrops > 0 {
+		fmt.Fprintln(w, "FAIL the TURN server dropped game traffic (queue overflow or bandwidth limit)")
+		ok = false
+	}
+	if loss > r.cfg.maxLoss {
+		where := "in the players' own pion stacks: the server and the kernel dropped nothing, so the soak's players " +
+			"were short of CPU (see CPU below); run it on a quieter machine or with fewer -players"
+		if serverDrops > 0 || r.udpRcvbuf+r.udpSndbuf > 0 {
+			where = "see the drops above"
+		}
+		fmt.Fprintf(w, "FAIL game packet loss over the limit; where: %s\n", where)
+		ok = false
+	}
+	if recv == 0 {
+		fmt.Fprintln(w, "FAIL no game packet arrived")
+		ok = false
+	}
+	for _, f := range c.failures() {
+		mark := "ok  "
+		if f.n > 0 {
+			mark, ok = "FAIL", false
+		}
+		fmt.Fprintf(w, "%s %-40s %d\n", mark, f.name, f.n)
+	}
+	c.mu.Lock()
+	if len(c.refused) > 0 {
+		fmt.Fprintf(w, "refusals by code: %v\n", c.refused)
+	}
+	if len(c.notes) > 0 {
+		fmt.Fprintf(w, "first failures:\n")
+		for _, n := range c.notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	c.mu.Unlock()
+
+	fmt.Fprintln(w, "\n== CPU after warm-up")
+	fmt.Fprintln(w, cpuSummary(r.samples, r.cfg.warmup))
+	r.srv.mu.Lock()
+	warnings := topCounts(r.srv.warnings, 10)
+	r.srv.mu.Unlock()
+	fmt.Fprintf(w, "server warnings and errors: %s\n", orNone(joinNamed(warnings)))
+	fmt.Fprintf(w, "SDK warnings: %s\n", orNone(joinNamed(r.s.sdkLogs.top(10))))
+	if len(r.unraised) > 0 {
+		fmt.Fprintf(w, "per-IP limits not raised: %v\n", r.unraised)
+	}
+
+	switch {
+	case r.interrupted:
+		fmt.Fprintln(w, "\nsoak: INTERRUPTED: figures above are partial")
+		ok = false
+	case ok:
+		fmt.Fprintln(w, "\nsoak: PASS — flat, drained, nothing lost for players")
+	default:
+		fmt.Fprintln(w, "\nsoak: FAIL — see the lines marked FAIL")
+	}
+	return ok
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}

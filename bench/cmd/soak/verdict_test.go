@@ -1,0 +1,277 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"math"
+	"strings"
+	"testing"
+	"time"
+)
+
+// steady is a run of n samples, one every 10s, of a server holding players
+// with 10 goroutines and 11 files per player, 2 allocations per peer, and
+// 200 MiB, with a small wobble; f may change each sample.
+func steady(n, players int, f func(i int, s *sample)) []sample {
+	out := make([]sample, n)
+	for i := range out {
+		wobble := i % 3 // 0, 1, 2
+		s := sample{At: time.Duration(i) * 10 * time.Second, Players: int64(players), Peers: int64(players) * 7 / 4}
+		s.Goroutines = 10*players + wobble
+		s.Files = 11*players + wobble
+		s.Allocations = 2*int(s.Peers) + wobble
+		s.Sessions, s.Rooms = players, players/8
+		s.RSS = 200<<20 + int64(wobble)<<20
+		if f != nil {
+			f(i, &s)
+		}
+		out[i] = s
+	}
+	return out
+}
+
+func checkNamed(t *testing.T, cs []check, prefix string) check {
+	t.Helper()
+	for _, c := range cs {
+		if strings.HasPrefix(c.Name, prefix) {
+			return c
+		}
+	}
+	t.Fatalf("no check %q in %+v", prefix, cs)
+	return check{}
+}
+
+func failing(cs []check) []string {
+	var names []string
+	for _, c := range cs {
+		if !c.OK {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
+func TestFlatnessSteadyRunPasses(t *testing.T) {
+	cs, err := flatness(steady(60, 500, nil), 100*time.Second, defaultTolerances, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := failing(cs); len(f) > 0 {
+		t.Fatalf("a steady run failed %v", f)
+	}
+}
+
+// TestFlatnessCatchesEachLeak: goroutines, files, allocations, sessions or
+// rooms that keep growing (a leak per churn action) fail their figure and
+// only it; so does RSS growing 1 MiB a sample.
+func TestFlatnessCatchesEachLeak(t *testing.T) {
+	for name, leak := range map[string]func(i int, s *sample){
+		"server goroutines": func(i int, s *sample) { s.Goroutines += 30 * i },
+		"server open files": func(i int, s *sample) { s.Files += 30 * i },
+		"TURN allocations":  func(i int, s *sample) { s.Allocations += 10 * i },
+		"lobby sessions":    func(i int, s *sample) { s.Sessions += 2 * i },
+		"rooms":             func(i int, s *sample) { s.Rooms += i },
+		"server RSS":        func(i int, s *sample) { s.RSS += int64(i) << 20 },
+	} {
+		cs, err := flatness(steady(60, 500, leak), 100*time.Second, defaultTolerances, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f := failing(cs); len(f) != 1 || !strings.HasPrefix(f[0], name) {
+			t.Errorf("leak in %s: failing %v", name, f)
+		}
+	}
+}
+
+// TestFlatnessLoadMustHold: a run whose players fell away says nothing
+// about leaks, whatever its other figures.
+func TestFlatnessLoadMustHold(t *testing.T) {
+	samples := steady(60, 500, func(i int, s *sample) { s.Players -= int64(3 * i) })
+	cs, err := flatness(samples, 100*time.Second, defaultTolerances, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := checkNamed(t, cs, "players live"); c.OK || c.Limit != 475 {
+		t.Fatalf("%+v", c)
+	}
+}
+
+// TestFlatnessIsPerPlayer: goroutines that follow the live population are
+// not a leak, even when the population differs between the thirds.
+func TestFlatnessIsPerPlayer(t *testing.T) {
+	samples := steady(60, 420, func(i int, s *sample) {
+		if i >= 40 {
+			*s = steady(1, 500, nil)[0]
+			s.At = time.Duration(i) * 10 * time.Second
+		}
+	})
+	cs, err := flatness(samples, 100*time.Second, defaultTolerances, 400)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f := failing(cs); len(f) != 1 || f[0] != "rooms" {
+		// Rooms are counted as they are: 19 % more players, 19 % more rooms.
+		t.Fatalf("failing %v, want only rooms", f)
+	}
+	if g := checkNamed(t, cs, "server goroutines"); math.Abs(g.First-g.Last) > 0.01 {
+		t.Fatalf("goroutines per player %v → %v", g.First, g.Last)
+	}
+}
+
+// TestFlatnessAtTheTolerance: exactly at the limit passes, past it fails.
+func TestFlatnessAtTheTolerance(t *testing.T) {
+	for _, tc := range []struct {
+		last int
+		ok   bool
+	}{{5500, true}, {5501, false}} {
+		samples := steady(60, 500, func(i int, s *sample) {
+			s.Goroutines = 5000
+			if s.At >= 400*time.Second {
+				s.Goroutines = tc.last
+			}
+		})
+		cs, err := flatness(samples, 100*time.Second, defaultTolerances, 500)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g := checkNamed(t, cs, "server goroutines"); g.OK != tc.ok || g.Limit != 11 {
+			t.Errorf("goroutines 5000 → %d: %+v, want ok=%v at limit 11 per player", tc.last, g, tc.ok)
+		}
+	}
+}
+
+// TestFlatnessIgnoresWarmup: the ramp (figures far off) is not judged.
+func TestFlatnessIgnoresWarmup(t *testing.T) {
+	// Half the run is warm-up, with figures far below the steady state.
+	samples := steady(60, 500, func(i int, s *sample) {
+		if s.At < 300*time.Second {
+			s.Goroutines, s.RSS = 1, 1
+		}
+	})
+	cs, err := flatness(samples, 300*time.Second, defaultTolerances, 500)
+	if err != nil || len(failing(cs)) > 0 {
+		t.Fatalf("%v %v", failing(cs), err)
+	}
+	// Judged from the start, the ramp looks like growth.
+	cs, err = flatness(samples, 0, defaultTolerances, 500)
+	if err != nil || len(failing(cs)) == 0 {
+		t.Fatalf("the ramp judged and passed: %v", err)
+	}
+}
+
+// TestFlatnessFallIsNoLeak: a figure that falls passes, with a note.
+func TestFlatnessFallIsNoLeak(t *testing.T) {
+	samples := steady(60, 500, func(i int, s *sample) {
+		if s.At >= 400*time.Second {
+			s.RSS /= 2
+		}
+	})
+	cs, err := flatness(samples, 100*time.Second, defaultTolerances, 500)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := checkNamed(t, cs, "server RSS"); !c.OK || !strings.Contains(c.Note, "fell") {
+		t.Fatalf("%+v", c)
+	}
+}
+
+func TestFlatnessNeedsThreeSamplesPerThird(t *testing.T) {
+	// Samples at 0, 10s, … 160s with a 100s warm-up: thirds of 20s, 100–120s
+	// and 140–160s, 3 samples each.
+	if _, err := flatness(steady(17, 500, nil), 100*time.Second, defaultTolerances, 500); err != nil {
+		t.Fatalf("3 per third refused: %v", err)
+	}
+	// Up to 150s: thirds of 16.7s, 2 samples each.
+	if _, err := flatness(steady(16, 500, nil), 100*time.Second, defaultTolerances, 500); !errors.Is(err, errTooShort) {
+		t.Fatalf("2 per third: %v", err)
+	}
+	for _, n := range []int{0, 5} { // nothing, or nothing after warm-up
+		if _, err := flatness(steady(n, 500, nil), 100*time.Second, defaultTolerances, 500); !errors.Is(err, errTooShort) {
+			t.Fatalf("%d samples: %v", n, err)
+		}
+	}
+}
+
+func TestDrained(t *testing.T) {
+	idle := serverFigures{Goroutines: 100, Files: 20}
+	clean := serverFigures{Goroutines: 115, Files: 27} // at the limit: ×1.1 + 5
+	if f := failing(drained(idle, clean, 0.10)); len(f) > 0 {
+		t.Fatalf("a clean drain failed %v", f)
+	}
+	for name, left := range map[string]serverFigures{
+		"lobby sessions left":   {Goroutines: 100, Files: 20, Sessions: 1},
+		"rooms left":            {Goroutines: 100, Files: 20, Rooms: 1},
+		"TURN allocations left": {Goroutines: 100, Files: 20, Allocations: 1},
+		"server goroutines":     {Goroutines: 116, Files: 20},
+		"server open files":     {Goroutines: 100, Files: 28},
+	} {
+		if f := failing(drained(idle, left, 0.10)); len(f) != 1 || !strings.HasPrefix(f[0], name) {
+			t.Errorf("%s: failing %v", name, f)
+		}
+	}
+}
+
+func TestHistQuantiles(t *testing.T) {
+	var h hist
+	if h.quantile(0.5) != 0 || h.String() != "none" {
+		t.Fatal("empty histogram")
+	}
+	for i := 1; i <= 1000; i++ {
+		h.add(time.Duration(i) * time.Millisecond)
+	}
+	h.add(-time.Second) // a clock step: counted in the first bucket
+	for q, want := range map[float64]time.Duration{0.5: 500 * time.Millisecond, 0.99: 990 * time.Millisecond, 1: time.Second} {
+		got := h.quantile(q)
+		// A bucket is 1/16 of a doubling wide: within 4.5 % above.
+		if got < want || float64(got) > float64(want)*1.045 {
+			t.Errorf("q%v = %v, want %v to +4.5%%", q, got, want)
+		}
+	}
+}
+
+func TestPacketRoundTrip(t *testing.T) {
+	now := time.Now()
+	b := packet(64, kindEvents, 0xdeadbeef, 42, now)
+	kind, stream, seq, sent, ok := parsePacket(b)
+	if len(b) != 64 || !ok || kind != kindEvents || stream != 0xdeadbeef || seq != 42 || !sent.Equal(now) {
+		t.Fatalf("%d bytes: %v %x %d %v %v", len(b), kind, stream, seq, sent, ok)
+	}
+	if len(packet(4, kindGame, 1, 1, now)) != headerLen {
+		t.Fatal("a packet smaller than its header")
+	}
+	for _, bad := range [][]byte{nil, b[:headerLen-1], append([]byte("SOAX"), b[4:]...)} {
+		if _, _, _, _, ok := parsePacket(bad); ok {
+			t.Errorf("%q parsed", bad)
+		}
+	}
+}
+
+func TestParseConfig(t *testing.T) {
+	env := map[string]string{"SOAK_DURATION": "2m", "SOAK_PLAYERS": "48"}
+	c, err := parseConfig([]string{"-hz", "20"}, func(k string) string { return env[k] }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 48 players at 20/s ramp in 2.4s: warm-up is that plus 30s, more
+	// than a sixth of 2m; samples every 2s (the floor).
+	if c.duration != 2*time.Minute || c.players != 48 || c.hz != 20 || c.warmup != 32400*time.Millisecond || c.every != 2*time.Second {
+		t.Fatalf("%+v", c)
+	}
+	c, err = parseConfig(nil, func(string) string { return "" }, io.Discard)
+	if err != nil || c.players != 500 || c.roomSize != 8 || c.warmup != 5*time.Minute || c.every != 20*time.Second {
+		t.Fatalf("defaults: %+v %v", c, err)
+	}
+	for _, bad := range [][]string{{"-room-size", "1"}, {"-players", "7"}, {"-hz", "0"}, {"-duration", "0s"}} {
+		if _, err := parseConfig(bad, func(string) string { return "" }, io.Discard); err == nil {
+			t.Errorf("%v accepted", bad)
+		}
+	}
+	if _, err := parseConfig(nil, func(k string) string {
+		if k == "SOAK_PLAYERS" {
+			return "many"
+		}
+		return ""
+	}, io.Discard); err == nil || !strings.Contains(err.Error(), "SOAK_PLAYERS") {
+		t.Errorf("bad env: %v", err)
+	}
+}
