@@ -60,6 +60,15 @@ func serverFlags(players int) [][2]string {
 		// Joins per IP per minute: the ramp alone joins every player within
 		// a minute, and churn keeps joining.
 		{"-joins-per-minute", "1000000"},
+		// TURN allocations and TURN-over-TCP connections per IP: every
+		// player's peer connections allocate over UDP and TCP from 127.0.0.1
+		// (at 500 players about 2,100 allocations and 870 TCP connections
+		// were live at once), so both get 8 per player with room to spare.
+		// The server-wide caps (-turn-max-allocations-total,
+		// -turn-tcp-max-conns, -max-http-conns) come from the open-file
+		// limit and are left alone: they hold whoever connects.
+		{"-turn-allocations-per-ip", strconv.Itoa(8*players + 64)},
+		{"-turn-tcp-conns-per-ip", strconv.Itoa(8*players + 64)},
 		// Not raised, on purpose: -rooms-per-minute is per session (a host
 		// makes one room per cycle, far below 10 a minute), -turn-max-allocations
 		// per session (a host of 7 peers needs 14 of the default 40), and
@@ -73,7 +82,10 @@ func serverFlags(players int) [][2]string {
 // raisedPerIP are the per-IP flags serverFlags handles; any other per-IP
 // flag the binary has is reported, since a limit the soak does not know
 // about may refuse its players (pass it in SOAK_SERVER_ARGS).
-var raisedPerIP = map[string]bool{"max-conns-per-ip": true, "joins-per-minute": true}
+var raisedPerIP = map[string]bool{
+	"max-conns-per-ip": true, "joins-per-minute": true,
+	"turn-allocations-per-ip": true, "turn-tcp-conns-per-ip": true,
+}
 
 func randomSecret() string {
 	var b [24]byte
