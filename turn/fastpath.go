@@ -187,9 +187,7 @@ func (r *registry) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n i
 	}
 	if !hasBack || !udp {
 		// pion sends it to B's client (as a Data indication, or over TCP).
-		if !peer.deliver(b[channelHeader:channelHeader+length], from.public) {
-			r.droppedFull.Add(1)
-		}
+		r.handOver(peer, b[channelHeader:channelHeader+length], from)
 
 		return to, 0, true
 	}

@@ -38,11 +38,24 @@ type inbox struct {
 	closed     bool
 }
 
-// put queues a copy of p; it reports false if p was dropped (inbox full or
-// closed, or p too large).
-func (q *inbox) put(p []byte, from *net.UDPAddr) bool {
+// delivery is what became of a packet handed to an inbox.
+type delivery uint8
+
+const (
+	delivered delivery = iota
+	// dropFull: the reader is behind (inboxMax packets wait), as a full
+	// socket buffer would drop it.
+	dropFull
+	// dropGone: the allocation closed after the sender looked it up. The
+	// packet is addressed to a relay that no longer exists, which the policy
+	// would refuse a moment later; it says nothing about the reader's pace.
+	dropGone
+)
+
+// put queues a copy of p and says whether it did.
+func (q *inbox) put(p []byte, from *net.UDPAddr) delivery {
 	if len(p) > packetCap {
-		return false
+		return dropFull // pion reads into 1600-byte buffers: never seen
 	}
 	pk := packetPool.Get().(*packet) //nolint:forcetypeassert // the pool holds *packet
 	pk.n = copy(pk.buf[:], p)
@@ -50,11 +63,15 @@ func (q *inbox) put(p []byte, from *net.UDPAddr) bool {
 	pk.next = nil
 	q.mu.Lock()
 	if q.closed || q.n >= inboxMax {
+		d := dropFull
+		if q.closed {
+			d = dropGone
+		}
 		q.mu.Unlock()
 		pk.from = nil
 		packetPool.Put(pk)
 
-		return false
+		return d
 	}
 	if q.tail == nil {
 		q.head = pk
@@ -65,7 +82,7 @@ func (q *inbox) put(p []byte, from *net.UDPAddr) bool {
 	q.n++
 	q.mu.Unlock()
 
-	return true
+	return delivered
 }
 
 // take copies the oldest packet into p and returns its length and sender, or

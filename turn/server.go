@@ -43,7 +43,8 @@ type Server struct {
 type Stats struct {
 	// Allocations is the number of live allocations.
 	Allocations int
-	// DroppedWrites counts client packets the peer policy refused to relay.
+	// DroppedWrites counts client packets the peer policy refused to relay,
+	// and those addressed to a relay that closed while they were handed over.
 	DroppedWrites uint64
 	// DroppedReads counts packets that reached a relay socket from something
 	// other than one of our relay sockets.

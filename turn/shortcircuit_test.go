@@ -353,8 +353,27 @@ func TestInboxReader(t *testing.T) {
 	case <-time.After(arrives):
 		t.Fatal("Close did not wake the reader")
 	}
-	if b.deliver([]byte("late"), a.public) {
-		t.Fatal("closed relay accepted a packet")
+	if d := b.deliver([]byte("late"), a.public); d != dropGone {
+		t.Fatalf("deliver to a closed relay = %d, want dropGone", d)
+	}
+}
+
+// A packet handed to a relay that closed after the sender looked it up (the
+// window between the lookup and the hand-over) is counted as a policy drop,
+// not as an overflow: no queue was full. A full inbox still counts as one.
+func TestHandOverCountsByCause(t *testing.T) {
+	reg, _, a, b := unitRegistry(t)
+	for range inboxMax {
+		reg.handOver(b, []byte("x"), a)
+	}
+	reg.handOver(b, []byte("x"), a)
+	if got := reg.droppedFull.Load(); got != 1 {
+		t.Fatalf("a full inbox: overflow = %d, want 1", got)
+	}
+	_ = b.Close()
+	reg.handOver(b, []byte("late"), a)
+	if full, gone := reg.droppedFull.Load(), reg.droppedWrites.Load(); full != 1 || gone != 1 {
+		t.Fatalf("a closed relay: overflow = %d (want 1), policy = %d (want 1)", full, gone)
 	}
 }
 
@@ -362,14 +381,14 @@ func TestInboxReader(t *testing.T) {
 func TestInboxBound(t *testing.T) {
 	_, _, a, b := unitRegistry(t)
 	for range inboxMax {
-		if !b.deliver([]byte("x"), a.public) {
+		if b.deliver([]byte("x"), a.public) != delivered {
 			t.Fatal("dropped below the bound")
 		}
 	}
-	if b.deliver([]byte("x"), a.public) {
+	if b.deliver([]byte("x"), a.public) != dropFull {
 		t.Fatal("inbox grew past its bound")
 	}
-	if b.deliver(make([]byte, packetCap+1), a.public) {
+	if b.deliver(make([]byte, packetCap+1), a.public) == delivered {
 		t.Fatal("oversized packet accepted")
 	}
 }
@@ -384,7 +403,7 @@ func TestInboxConcurrent(t *testing.T) {
 		go func() {
 			defer wg.Done()
 			for range each {
-				for !b.deliver([]byte("p"), a.public) {
+				for b.deliver([]byte("p"), a.public) != delivered {
 					time.Sleep(time.Millisecond)
 				}
 			}
