@@ -417,12 +417,14 @@ func (c *tcpConn) write(p []byte) (int, error) {
 	_ = c.Conn.SetWriteDeadline(time.Now().Add(c.l.writeTimeout))
 	n, err := c.Conn.Write(p)
 	if err != nil && errors.Is(err, os.ErrDeadlineExceeded) {
-		_ = c.Conn.Close()
+		// Counted before the close: the close ends pion's read loop, which
+		// untracks the connection, and whoever sees it gone must see why.
 		if !c.writeTimedOut.Swap(true) {
 			c.l.writeTimeouts.Add(1)
 			c.l.log.Debug("TURN TCP connection closed: client not reading", "client", c.client.String(),
 				"timeout", c.l.writeTimeout)
 		}
+		_ = c.Conn.Close()
 	}
 
 	return n, err
