@@ -72,10 +72,10 @@ func signalPeer(t *testing.T, l *lobby, pc *webrtc.PeerConnection, peerID string
 	go func() {
 		var pending []webrtc.ICECandidateInit
 		for {
-			var env protocol.Envelope
-			select {
-			case env = <-l.events:
-			case <-l.closed:
+			// Reads until the connection ends (t.Context ends before the
+			// cleanup closes it); a concurrent call gets its reply from here.
+			env, err := l.Read(t.Context())
+			if err != nil {
 				return
 			}
 			if env.Type != protocol.TypeSignal {

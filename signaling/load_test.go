@@ -56,10 +56,10 @@ func seedRooms(tb testing.TB, h *Hub, n int, private func(i int) bool) []*Sessio
 	return hosts
 }
 
-// rewatch has c send watchRooms every interval until ctx ends, reading and
-// dropping everything it is sent; it closes c when done. It reports
+// resubscribeList has c send watchRooms every interval until ctx ends,
+// reading and dropping everything it is sent; it closes c when done. It reports
 // failures through errs, not the test: it runs on its own goroutine.
-func rewatch(ctx context.Context, c *client, interval time.Duration, errs chan<- error) {
+func resubscribeList(ctx context.Context, c *client, interval time.Duration, errs chan<- error) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -271,9 +271,9 @@ func TestRoomListUnderChurn(t *testing.T) {
 				c.ok(protocol.TypeUpdateRoom, &protocol.UpdateRoom{Name: "churn", MaxPlayers: 2, Public: false})
 				c.ok(protocol.TypeUpdateRoom, &protocol.UpdateRoom{Name: "churn", MaxPlayers: 2, Public: true})
 				c.ok(protocol.TypeLeaveRoom, nil)
-				c.held = nil // roomUpdated echoes
+				c.Discard() // roomUpdated echoes
 			}
-			deep.held = nil
+			deep.Discard()
 			continue
 		}
 		break

@@ -243,8 +243,7 @@ func OpenFanout(ctx context.Context, kind Kind, url string, sessions, roomSize i
 			}
 		}
 
-		raw := f.rawOurs
-		l.Raw.Store(&raw)
+		l.SetRaw(f.rawOurs)
 		go func() { <-l.Done(); f.closed.Add(1) }()
 
 		return &member{ours: l}, nil
