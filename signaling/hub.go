@@ -36,6 +36,8 @@ type Hub struct {
 	closing bool
 	// roomWatches hear of every room change (see setRoomLocked).
 	roomWatches []*roomWatch
+	// routes serve the requests after hello (dispatch.go); read-only.
+	routes map[string]route
 
 	wg sync.WaitGroup // one per running session
 }
@@ -57,6 +59,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		joins:        newIPLimiter(time.Minute/time.Duration(max(1, cfg.JoinsPerMinute)), max(1, cfg.JoinsPerMinute)),
 		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
+		routes:       newRoutes(),
 	}, nil
 }
 
@@ -194,7 +197,7 @@ func (h *Hub) endLocked(s *Session, reason string) {
 	if s.room != nil {
 		h.leaveLocked(s, reason)
 	}
-	h.unwatchLocked(s)
+	h.unsubscribeRoomListLocked(s)
 	if s.awayTimer != nil {
 		s.awayTimer.Stop()
 	}
