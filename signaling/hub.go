@@ -34,8 +34,9 @@ type Hub struct {
 	rooms   map[string]*room
 	dir     directory
 	closing bool
-	// roomWatches hear of every room change (see setRoomLocked).
-	roomWatches []*roomWatch
+	// roomChangeListeners hear of every change of a session's room (see
+	// setRoomLocked): TURN's membership cache.
+	roomChangeListeners []*roomChangeListener
 	// routes serve the requests after hello (dispatch.go); read-only.
 	routes map[string]route
 
@@ -206,7 +207,7 @@ func (h *Hub) endLocked(s *Session, reason string) {
 	}
 	s.away = false
 	delete(h.sessions, s.id)
-	h.roomMovedLocked(s) // RoomOf answers false from now on
+	h.roomChangeLocked(s) // RoomOf answers false from now on
 	delete(h.tokens, sha256.Sum256([]byte(s.token)))
 	delete(h.resumes, s.resumeHash)
 	s.end()

@@ -63,7 +63,7 @@ func channelPair(t *testing.T, srv *Server, fs *fakeSessions) (a, b net.PacketCo
 // whether rooms are asked per packet or cached with change reports.
 func TestFastPathPolicy(t *testing.T) {
 	t.Run("RoomOf per packet", func(t *testing.T) { testFastPathPolicy(t) })
-	t.Run("cached rooms", func(t *testing.T) { testFastPathPolicy(t, watched) })
+	t.Run("cached rooms", func(t *testing.T) { testFastPathPolicy(t, notifying) })
 }
 
 func testFastPathPolicy(t *testing.T, opts ...func(*Config)) {
