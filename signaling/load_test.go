@@ -101,7 +101,7 @@ func readSnapshot(read func() (protocol.Envelope, error), id uint32, want int) (
 		if env.ID == id {
 			var rl protocol.RoomList
 			if err := protocol.DecodeBody(env, &rl); err != nil || env.Type != protocol.TypeRoomList {
-				return nil, fmt.Errorf("reply to watchRooms: %s %v", env.Type, err)
+				return nil, fmt.Errorf("reply to watchRooms: %s %w", env.Type, err)
 			}
 			rooms = rl.Rooms
 			break
@@ -114,7 +114,7 @@ func readSnapshot(read func() (protocol.Envelope, error), id uint32, want int) (
 		}
 		var u protocol.RoomListUpdate
 		if err := protocol.DecodeBody(env, &u); err != nil || env.Type != protocol.TypeRoomListUpdate || len(u.Del) > 0 {
-			return nil, fmt.Errorf("after %d rooms of the snapshot: %s %+v %v", len(rooms), env.Type, u, err)
+			return nil, fmt.Errorf("after %d rooms of the snapshot: %s %+v %w", len(rooms), env.Type, u, err)
 		}
 		rooms = append(rooms, u.Set...)
 	}

@@ -170,9 +170,10 @@ func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { _ = pc.Close() })
+		relay := pc.(*relayConn) //nolint:forcetypeassert // ours
 		a := &fuzzAlloc{
 			name: name, session: session, client: netip.MustParseAddrPort(client), udp: udp,
-			channels: map[uint16]string{}, relay: pc.(*relayConn), //nolint:forcetypeassert // ours
+			channels: map[uint16]string{}, relay: relay,
 		}
 		var src net.Addr = net.UDPAddrFromAddrPort(a.client)
 		if !udp {

@@ -4,11 +4,11 @@ import "sync/atomic"
 
 // RoomChangeNotifier may be implemented by a Sessions to report membership
 // changes. OnRoomChange registers fn to be called with a session's id after
-// every change of the room that session is in: joining one, leaving it, the room closing, and the session ending for
-// good (after which SessionLive answers false). fn runs on the caller's
-// goroutine, possibly under its locks: it only bumps counters and queues the
-// session for a later look, never blocks and never calls back into the
-// Sessions.
+// every change of the room that session is in: joining one, leaving it, the
+// room closing, and the session ending for good (after which SessionLive
+// answers false). fn runs on the caller's goroutine, possibly under its
+// locks: it only bumps counters and queues the session for a later look,
+// never blocks and never calls back into the Sessions.
 //
 // With it, turn asks RoomOf once per allocation and room change instead of
 // twice per relayed packet, and closes an ended session's allocations at

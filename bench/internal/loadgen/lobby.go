@@ -32,7 +32,7 @@ func DialLobby(ctx context.Context, url, name string, onEvent func(protocol.Enve
 		return nil, fmt.Errorf("loadgen: dial lobby: %w", err)
 	}
 	l := &LobbySession{Conn: conn, onEvent: onEvent, read: make(chan struct{})}
-	go l.readLoop()
+	go l.readLoop() //nolint:gosec // reads for the session's life, past ctx (the dial's); Close ends it
 	w, err := conn.Hello(ctx, protocol.Hello{Name: name})
 	if err != nil {
 		l.Close()
