@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run build web deps test test-go test-web e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile changed since the last install.
 node_modules/.installed: package.json package-lock.json
@@ -29,7 +29,21 @@ run: build
 ## test: the whole suite (Go with -race, TypeScript, headless Chromium)
 test: build vet test-go test-web e2e
 
-vet:
+## vet: go vet, golangci-lint (.golangci.yml, the pinned version below) and the TypeScript type check
+# golangci-lint is built from source by `go install` into bin/tools, one
+# binary per version, so a version bump installs the new one.
+GOLANGCI_LINT_VERSION := v2.15.0
+GOLANGCI_LINT := bin/tools/golangci-lint-$(GOLANGCI_LINT_VERSION)
+
+$(GOLANGCI_LINT):
+	@mkdir -p bin/tools
+	GOBIN=$(abspath bin/tools) $(GO) install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv bin/tools/golangci-lint $@
+
+lint: $(GOLANGCI_LINT)
+	$(GOLANGCI_LINT) run ./...
+
+vet: lint
 	$(GO) vet ./...
 	npm run typecheck
 

@@ -92,8 +92,7 @@ func TestICEEndpoint(t *testing.T) {
 	}
 
 	// Once the lobby session ends, its token and the key route both refuse.
-	l.conn.Close(websocket.StatusNormalClosure, "")
-	<-l.closed
+	l.WS().Close(websocket.StatusNormalClosure, "")
 	testwait.For(t, "the session to end", func() bool { return !s.Hub().SessionLive(session) })
 	if status, _, bad := getICE(t, base, http.Header{"Authorization": {"Bearer " + token}}); status != 401 || bad.Error.Code != "invalid_token" {
 		t.Fatalf("expired session token: %d %+v", status, bad)
@@ -155,8 +154,7 @@ func TestSecretsNeverLogged(t *testing.T) {
 	}
 	// After the session ends its token and key route are refused (and may
 	// log that).
-	l.conn.Close(websocket.StatusNormalClosure, "")
-	<-l.closed
+	l.WS().Close(websocket.StatusNormalClosure, "")
 	testwait.For(t, "the session to end", func() bool { return !s.Hub().SessionLive(session) })
 	getICE(t, base, http.Header{"Authorization": {"Bearer " + token}})
 	getICE(t, base+"?session="+session, http.Header{"X-Api-Key": {key}})

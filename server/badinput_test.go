@@ -29,32 +29,23 @@ func TestMsgpackBombsAgainstLiveServer(t *testing.T) {
 	var start runtime.MemStats
 	runtime.ReadMemStats(&start)
 	for _, bomb := range [][]byte{{0xdd, 0xff, 0xff, 0xff, 0xff}, {0xdf, 0xff, 0xff, 0xff, 0xff}} {
-		if err := l.conn.Write(t.Context(), websocket.MessageBinary, bomb); err != nil {
+		if err := l.Write(t.Context(), bomb); err != nil {
 			t.Fatal(err)
 		}
-		select {
-		case env := <-l.events:
-			var e protocol.Error
-			if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeBadMessage {
-				t.Fatalf("reply to %x: %s %+v", bomb, env.Type, e)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("no reply to %x", bomb)
+		var e protocol.Error
+		l.next(protocol.TypeError, &e)
+		if e.Code != protocol.CodeBadMessage {
+			t.Fatalf("reply to %x: %+v", bomb, e)
 		}
 	}
 
 	// 100,000 levels is past the frame limit: the server closes with 1009.
 	deep := append(bytes.Repeat([]byte{0x91}, 100_000), 0xc0)
-	if err := l.conn.Write(t.Context(), websocket.MessageBinary, deep); err != nil {
+	if err := l.Write(t.Context(), deep); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-l.closed:
-		if st := websocket.CloseStatus(l.err); st != websocket.StatusMessageTooBig {
-			t.Fatalf("closed with %v, want 1009", l.err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("deep frame did not close the connection")
+	if err := l.closed(); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Fatalf("closed with %v, want 1009", err)
 	}
 	var end runtime.MemStats
 	runtime.ReadMemStats(&end)

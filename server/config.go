@@ -408,7 +408,7 @@ func (c Config) turnBandwidth() (rate, burst int64) {
 // optional unit, KiB/MiB/GiB (1024) or KB/MB/GB (1000), any case.
 type byteSize int64
 
-var byteUnits = []struct {
+var byteUnits = []struct { //nolint:gochecknoglobals // a read-only table
 	suffix string
 	scale  int64
 }{

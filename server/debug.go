@@ -76,7 +76,7 @@ func (d *debugServer) close() error {
 		return nil
 	}
 	err := d.http.Close()
-	<-d.serve
+	<-d.serve //nolint:errcheck // Serve returns http.ErrServerClosed after Close: nothing to report
 	if err != nil {
 		return fmt.Errorf("debug: %w", err)
 	}

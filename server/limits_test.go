@@ -1,20 +1,22 @@
 package server
 
 import (
+	"errors"
 	"io"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
 // refusedWith requires err to be invalid_argument with message want.
 func refusedWith(t *testing.T, err error, want string) {
 	t.Helper()
-	if !isCode(err, protocol.CodeInvalidArgument) || err.(replyErr).Message != want {
+	var re lobbytest.ReplyError
+	if !errors.As(err, &re) || re.Code != protocol.CodeInvalidArgument || re.Message != want {
 		t.Fatalf("got %v, want invalid_argument %q", err, want)
 	}
 }
@@ -78,16 +80,11 @@ func TestSizeLimitFlags(t *testing.T) {
 	if err := bob.call(typ, nil, nil); !isCode(err, protocol.CodeUnknownType) {
 		t.Fatalf("frame at -max-frame: %v, want unknown_type", err)
 	}
-	if err := bob.conn.Write(t.Context(), websocket.MessageBinary, probe(len(typ)+1)); err != nil {
+	if err := bob.Write(t.Context(), probe(len(typ)+1)); err != nil {
 		t.Fatal(err)
 	}
-	select {
-	case <-bob.closed:
-		if st := websocket.CloseStatus(bob.err); st != websocket.StatusMessageTooBig {
-			t.Fatalf("closed with %v, want 1009", bob.err)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("a frame past -max-frame did not close the connection")
+	if err := bob.closed(); websocket.CloseStatus(err) != websocket.StatusMessageTooBig {
+		t.Fatalf("closed with %v, want 1009", err)
 	}
 }
 

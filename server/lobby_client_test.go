@@ -2,29 +2,20 @@ package server
 
 import (
 	"context"
-	"fmt"
 	"net"
 	"net/http"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/coder/websocket"
-
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// lobby is a minimal Go lobby client for the integration tests: a reader
-// goroutine routes replies to their request and events to a channel.
+// lobby is a lobby connection for the integration tests that fails its test
+// on anything unexpected; the raw client under it is lobbytest's.
 type lobby struct {
+	*lobbytest.Conn
 	t       *testing.T
-	conn    *websocket.Conn
-	mu      sync.Mutex
-	nextID  uint32
-	wait    map[uint32]chan protocol.Envelope
-	events  chan protocol.Envelope
-	closed  chan struct{}
-	err     error
 	welcome protocol.Welcome
 }
 
@@ -48,22 +39,19 @@ func dialLobbyFrom(t *testing.T, httpAddr, from, name string) *lobby {
 	return l
 }
 
-// newLobby starts reading conn, which has not said hello yet.
-func newLobby(t *testing.T, conn *websocket.Conn) *lobby {
-	l := &lobby{t: t, conn: conn, wait: map[uint32]chan protocol.Envelope{},
-		events: make(chan protocol.Envelope, 256), closed: make(chan struct{})}
-	go l.readLoop()
-	t.Cleanup(func() { conn.CloseNow(); <-l.closed })
-	return l
+// newLobby wraps conn, which has not said hello yet.
+func newLobby(t *testing.T, conn *lobbytest.Conn) *lobby {
+	t.Cleanup(func() { _ = conn.CloseNow() })
+	return &lobby{Conn: conn, t: t}
 }
 
 // dialWS opens /ws from the local address from ("": any) with header added
 // to the upgrade request. On a refused upgrade the response says why.
-func dialWS(t *testing.T, httpAddr, from string, header http.Header) (*websocket.Conn, *http.Response, error) {
+func dialWS(t *testing.T, httpAddr, from string, header http.Header) (*lobbytest.Conn, *http.Response, error) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	opts := &websocket.DialOptions{HTTPHeader: header}
+	opts := lobbytest.Options{Header: header}
 	if from != "" {
 		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(from)}}
 		tr := &http.Transport{DialContext: d.DialContext}
@@ -71,93 +59,33 @@ func dialWS(t *testing.T, httpAddr, from string, header http.Header) (*websocket
 		t.Cleanup(tr.CloseIdleConnections)
 		opts.HTTPClient = &http.Client{Transport: tr}
 	}
-	conn, resp, err := websocket.Dial(ctx, "ws://"+httpAddr+"/ws", opts)
-	if err != nil {
-		return nil, resp, err
-	}
-	conn.SetReadLimit(protocol.MaxFrame)
-	return conn, resp, nil
+	return lobbytest.Dial(ctx, "ws://"+httpAddr+"/ws", opts)
 }
-
-func (l *lobby) readLoop() {
-	defer close(l.closed)
-	for {
-		_, frame, err := l.conn.Read(context.Background())
-		if err != nil {
-			l.mu.Lock()
-			l.err = err
-			l.mu.Unlock()
-			return
-		}
-		env, err := protocol.Decode(frame)
-		if err != nil {
-			l.t.Errorf("server sent a bad frame: %v", err)
-			return
-		}
-		l.mu.Lock()
-		ch, ok := l.wait[env.ID]
-		delete(l.wait, env.ID)
-		l.mu.Unlock()
-		if ok && env.ID != 0 {
-			ch <- env
-		} else {
-			l.events <- env
-		}
-	}
-}
-
-type replyErr protocol.Error
-
-func (e replyErr) Error() string { return e.Code + ": " + e.Message }
 
 // call sends a request and decodes its reply into out, or returns the
-// server's Error as a replyErr.
+// server's Error as a lobbytest.ReplyError.
 func (l *lobby) call(typ string, body, out any) error {
-	l.mu.Lock()
-	l.nextID++
-	id := l.nextID
-	ch := make(chan protocol.Envelope, 1)
-	l.wait[id] = ch
-	l.mu.Unlock()
-	frame, err := protocol.Encode(typ, id, body)
-	if err != nil {
-		return err
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := l.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
-		return err
-	}
-	select {
-	case env := <-ch:
-		if env.Type == protocol.TypeError {
-			var e protocol.Error
-			if err := protocol.DecodeBody(env, &e); err != nil {
-				return err
-			}
-			return replyErr(e)
-		}
-		return protocol.DecodeBody(env, out)
-	case <-ctx.Done():
-		return fmt.Errorf("%s: no reply: %w", typ, ctx.Err())
-	}
+	return l.Call(ctx, typ, body, out)
 }
 
 // next waits for the next event of type typ, skipping none: events arrive
 // in order and the tests assert that order.
 func (l *lobby) next(typ string, out any) {
 	l.t.Helper()
-	select {
-	case env := <-l.events:
-		if env.Type != typ {
-			l.t.Fatalf("event %s, want %s", env.Type, typ)
-		}
-		if err := protocol.DecodeBody(env, out); err != nil {
-			l.t.Fatal(err)
-		}
-	case <-time.After(5 * time.Second):
-		l.t.Fatalf("no %s event", typ)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := l.Next(ctx, typ, out); err != nil {
+		l.t.Fatal(err)
 	}
+}
+
+// closed waits for the server to end the connection and returns why.
+func (l *lobby) closed() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	return l.WaitClosed(ctx)
 }
 
 func (l *lobby) create(name string, max int, password string) protocol.RoomJoined {

@@ -32,7 +32,7 @@ type Server struct {
 // The TURN relay caches each allocation's room and relies on the hub to say
 // when memberships change; it detects that by a type assertion, so a drifted
 // signature would silently turn the cache off. Fail the build instead.
-var _ turn.RoomWatcher = (*signaling.Hub)(nil)
+var _ turn.RoomChangeNotifier = (*signaling.Hub)(nil)
 
 // Addrs are the addresses the server actually listens on (ports resolved).
 type Addrs struct {

@@ -17,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pion/stun/v3"
 
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
@@ -111,7 +112,7 @@ func TestLobbyEndToEnd(t *testing.T) {
 		t.Fatalf("PlayerLeft %+v", pl)
 	}
 
-	host.conn.Close(websocket.StatusNormalClosure, "bye")
+	host.WS().Close(websocket.StatusNormalClosure, "bye")
 	var rc protocol.RoomClosed
 	cat.next(protocol.TypeRoomClosed, &rc)
 	if rc.Reason != protocol.ReasonHostLeft {
@@ -120,7 +121,7 @@ func TestLobbyEndToEnd(t *testing.T) {
 }
 
 func isCode(err error, code string) bool {
-	var re replyErr
+	var re lobbytest.ReplyError
 	return errors.As(err, &re) && re.Code == code
 }
 
@@ -180,22 +181,18 @@ func TestForgedForwardedForIgnored(t *testing.T) {
 	s := startServer(t)
 	addr := s.Addrs().HTTP
 	for i := 0; i < 10; i++ {
-		conn, _, err := websocket.Dial(t.Context(), "ws://"+addr+"/ws", &websocket.DialOptions{
-			HTTPHeader: http.Header{"X-Forwarded-For": {"198.51.100." + string(rune('1'+i))}},
-		})
+		conn, _, err := dialWS(t, addr, "", http.Header{"X-Forwarded-For": {"198.51.100." + string(rune('1'+i))}})
 		if err != nil {
 			t.Fatal(err)
 		}
-		l := &lobby{t: t, conn: conn, wait: map[uint32]chan protocol.Envelope{}, events: make(chan protocol.Envelope, 16), closed: make(chan struct{})}
-		go l.readLoop()
+		l := newLobby(t, conn)
 		if err := l.call(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "M"}, &protocol.Welcome{}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := l.join("2345678", ""); !isCode(err, protocol.CodeRoomNotFound) {
 			t.Fatalf("attempt %d: %v", i, err)
 		}
-		conn.CloseNow()
-		<-l.closed
+		l.CloseNow()
 	}
 	l := dialLobby(t, addr, "M")
 	if _, err := l.join("2345678", ""); !isCode(err, protocol.CodeRateLimited) {
@@ -362,8 +359,7 @@ func TestMaxConnsPerIPFlag(t *testing.T) {
 	}
 	dialLobbyFrom(t, addr, "127.0.0.2", "Other")
 
-	conns[0].conn.Close(websocket.StatusNormalClosure, "")
-	<-conns[0].closed
+	conns[0].WS().Close(websocket.StatusNormalClosure, "")
 	// The server releases the slot when it has finished with the session,
 	// a moment after the close handshake.
 	deadline := time.Now().Add(5 * time.Second)

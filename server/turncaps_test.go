@@ -36,11 +36,11 @@ func TestTURNAllocationsEndWithSessions(t *testing.T) {
 			allocate(t, a.TURNUDP, rj.ICE)
 		}
 		if i%2 == 0 {
-			if err := l.conn.Close(websocket.StatusNormalClosure, "bye"); err != nil {
+			if err := l.WS().Close(websocket.StatusNormalClosure, "bye"); err != nil {
 				t.Fatal(err)
 			}
 		} else {
-			l.conn.CloseNow() // no close frame: the seat is held
+			l.CloseNow() // no close frame: the seat is held
 		}
 	}
 	// The last session dropped its connection a moment ago: its seat, and so

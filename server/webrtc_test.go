@@ -72,10 +72,10 @@ func signalPeer(t *testing.T, l *lobby, pc *webrtc.PeerConnection, peerID string
 	go func() {
 		var pending []webrtc.ICECandidateInit
 		for {
-			var env protocol.Envelope
-			select {
-			case env = <-l.events:
-			case <-l.closed:
+			// Reads until the connection ends (t.Context ends before the
+			// cleanup closes it); a concurrent call gets its reply from here.
+			env, err := l.Read(t.Context())
+			if err != nil {
 				return
 			}
 			if env.Type != protocol.TypeSignal {
@@ -283,7 +283,7 @@ func TestNoOpenRelay(t *testing.T) {
 	send(victim.LocalAddr())
 	send(otherRelay.LocalAddr())
 	// The same loopback service, spelled as IPv4-mapped IPv6.
-	send(&net.UDPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: victim.LocalAddr().(*net.UDPAddr).Port})
+	send(&net.UDPAddr{IP: net.ParseIP("::ffff:127.0.0.1"), Port: victim.LocalAddr().(*net.UDPAddr).Port}) //nolint:forcetypeassert // a UDP socket
 	// Addresses that are not our relay are refused at CreatePermission.
 	for _, dst := range []string{"10.0.0.1:9", "169.254.169.254:80", "192.168.1.1:53", "[64:ff9b::a00:1]:9", "[2002:a00:1::]:9"} {
 		ua, err := net.ResolveUDPAddr("udp", dst)

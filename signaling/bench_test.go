@@ -29,7 +29,7 @@ func BenchmarkRoundTripWhileWatching(b *testing.B) {
 		defer close(done)
 		for range watchers {
 			w := connect(b, url, "")
-			go rewatch(ctx, w, time.Second/perSecond, errs)
+			go resubscribeList(ctx, w, time.Second/perSecond, errs)
 		}
 	}()
 	<-done

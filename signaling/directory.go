@@ -15,32 +15,34 @@ import (
 // TestRoomsPerFrameFits checks the worst case.
 const roomsPerFrame = 24
 
-// directory is the room list's side of the hub: who watches, and which rooms
-// changed since the last flush. Guarded by Hub.mu.
+// directory is the room list's side of the hub: who is subscribed to the
+// public room list (watchRooms on the wire), and which rooms changed since
+// the last flush. Guarded by Hub.mu.
 //
 // Changes are not sent as they happen: a busy server changes rooms many times
-// a second, and a watcher needs only the latest state of each. flush runs
+// a second, and a subscriber needs only the latest state of each. flush runs
 // ListInterval after the first change, compares each changed room with what
-// each watcher has, and sends one merged update per watcher.
+// each subscriber has, and sends one merged update per subscriber.
 type directory struct {
-	watchers  map[*Session]*watcher
-	dirty     map[string]struct{} // room codes changed since the last flush
-	scheduled bool
-	nextSeq   uint64
+	subscribers map[*Session]*listSubscriber
+	dirty       map[string]struct{} // room codes changed since the last flush
+	scheduled   bool
+	nextSeq     uint64
 
 	// public holds the public rooms oldest first (by seq), kept as rooms
-	// change (relistLocked), so a watch reads the newest off its end rather
-	// than sorting every room under Hub.mu: with 3,000 rooms and 30
-	// watchers at the allowed rate the sort made other clients' round trips
+	// change (relistLocked), so a subscription reads the newest off its end
+	// rather than sorting every room under Hub.mu: with 3,000 rooms and 30
+	// subscribers at the allowed rate the sort made other clients' round trips
 	// 5-10 times slower (BenchmarkRoundTripWhileWatching).
 	public []*room
 	// scanned counts the rooms read from public for snapshots and refills;
-	// tests hold it to what the watchers are shown.
+	// tests hold it to what the subscribers are shown.
 	scanned uint64
 }
 
-// watcher is what one watching session has been told: the codes on its list.
-type watcher struct {
+// listSubscriber is what one session subscribed to the room list has been
+// told: the codes on its list.
+type listSubscriber struct {
 	known map[string]struct{}
 }
 
@@ -82,8 +84,8 @@ func (h *Hub) newestPublicLocked() iter.Seq[*room] {
 
 func (h *Hub) roomCodeChangedLocked(code string) {
 	d := &h.dir
-	if len(d.watchers) == 0 {
-		return // nobody to tell; a later watcher gets a fresh snapshot
+	if len(d.subscribers) == 0 {
+		return // nobody to tell; a later subscriber gets a fresh snapshot
 	}
 	if d.dirty == nil {
 		d.dirty = make(map[string]struct{})
@@ -97,38 +99,34 @@ func (h *Hub) roomCodeChangedLocked(code string) {
 	}
 }
 
-// watchLocked subscribes s and sends the snapshot: the reply holds the first
-// roomsPerFrame rooms, events hold the rest. Under the lock, so no update can
-// overtake the snapshot.
-func (h *Hub) watchLocked(s *Session, id uint32) {
+// subscribeRoomListLocked subscribes s to the room list and returns its
+// snapshot, newest first: the first roomsPerFrame rooms for the reply, the
+// rest for the events after it. Under the lock, so no update can overtake
+// the snapshot.
+func (h *Hub) subscribeRoomListLocked(s *Session) (first, rest []protocol.RoomSummary) {
 	d := &h.dir
-	if d.watchers == nil {
-		d.watchers = make(map[*Session]*watcher)
+	if d.subscribers == nil {
+		d.subscribers = make(map[*Session]*listSubscriber)
 	}
-	w := &watcher{known: make(map[string]struct{})}
-	d.watchers[s] = w
+	sub := &listSubscriber{known: make(map[string]struct{})}
+	d.subscribers[s] = sub
 	sums := make([]protocol.RoomSummary, 0, min(len(d.public), h.cfg.MaxListedRooms))
 	for r := range h.newestPublicLocked() {
 		sums = append(sums, r.summary())
-		w.known[r.code] = struct{}{}
+		sub.known[r.code] = struct{}{}
 		if len(sums) == h.cfg.MaxListedRooms {
 			break
 		}
 	}
-	first := sums[:min(len(sums), roomsPerFrame)]
-	s.send(id, protocol.TypeRoomList, &protocol.RoomList{Rooms: first})
-	for rest := sums[len(first):]; len(rest) > 0; {
-		n := min(len(rest), roomsPerFrame)
-		s.send(0, protocol.TypeRoomListUpdate, &protocol.RoomListUpdate{Set: rest[:n]})
-		rest = rest[n:]
-	}
+	n := min(len(sums), roomsPerFrame)
+	return sums[:n], sums[n:]
 }
 
-func (h *Hub) unwatchLocked(s *Session) {
-	delete(h.dir.watchers, s)
+func (h *Hub) unsubscribeRoomListLocked(s *Session) {
+	delete(h.dir.subscribers, s)
 }
 
-// flushRoomList sends every watcher what changed since the last flush.
+// flushRoomList sends every subscriber what changed since the last flush.
 func (h *Hub) flushRoomList() {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -136,17 +134,17 @@ func (h *Hub) flushRoomList() {
 	d.scheduled = false
 	dirty := d.dirty
 	d.dirty = nil
-	if len(d.watchers) == 0 || len(dirty) == 0 {
+	if len(d.subscribers) == 0 || len(dirty) == 0 {
 		return
 	}
 	// A changed room is either listed (public, still here) or gone for
-	// everyone. Codes are sorted so each watcher's update reads the same way.
+	// everyone. Codes are sorted so each subscriber's update reads the same way.
 	codes := make([]string, 0, len(dirty))
 	for c := range dirty {
 		codes = append(codes, c)
 	}
 	slices.Sort(codes)
-	for s, w := range d.watchers {
+	for s, w := range d.subscribers {
 		var upd protocol.RoomListUpdate
 		for _, c := range codes {
 			r, ok := h.rooms[c]
@@ -160,7 +158,7 @@ func (h *Hub) flushRoomList() {
 				upd.Del = append(upd.Del, c)
 			}
 		}
-		// A watcher whose list was full and lost rooms takes the newest
+		// A subscriber whose list was full and lost rooms takes the newest
 		// rooms it has not seen, so it keeps showing as many as it may.
 		if len(upd.Del) > 0 && len(w.known) < h.cfg.MaxListedRooms {
 			for r := range h.newestPublicLocked() {
@@ -191,22 +189,21 @@ func sendListUpdate(s *Session, upd protocol.RoomListUpdate) {
 	}
 }
 
-func (s *Session) handleWatchRooms(env protocol.Envelope) error {
-	h := s.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if s.room != nil {
-		return fail(protocol.CodeAlreadyInRoom, "the room list is for players outside a room")
-	}
-	h.watchLocked(s, env.ID)
-	return nil
+// subscribeRoomList answers watchRooms: the reply holds the first
+// roomsPerFrame rooms, events after it the rest.
+func subscribeRoomList(q req[protocol.WatchRooms]) (reply, error) {
+	first, rest := q.h.subscribeRoomListLocked(q.s)
+	return reply{typ: protocol.TypeRoomList, body: &protocol.RoomList{Rooms: first}, then: func() {
+		for len(rest) > 0 {
+			n := min(len(rest), roomsPerFrame)
+			q.s.send(0, protocol.TypeRoomListUpdate, &protocol.RoomListUpdate{Set: rest[:n]})
+			rest = rest[n:]
+		}
+	}}, nil
 }
 
-func (s *Session) handleUnwatchRooms(env protocol.Envelope) error {
-	h := s.hub
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.unwatchLocked(s)
-	s.send(env.ID, protocol.TypeOK, &protocol.OK{})
-	return nil
+// unsubscribeRoomList answers unwatchRooms.
+func unsubscribeRoomList(q req[protocol.UnwatchRooms]) (reply, error) {
+	q.h.unsubscribeRoomListLocked(q.s)
+	return okReply(), nil
 }

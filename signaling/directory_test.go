@@ -9,10 +9,10 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// roomList follows a watcher's list the way a client would.
+// roomList follows a subscriber's list the way a client would.
 type roomList map[string]protocol.RoomSummary
 
-func (c *client) watch() roomList {
+func (c *client) subscribeList() roomList {
 	c.t.Helper()
 	var rl protocol.RoomList
 	c.request(protocol.TypeWatchRooms, nil)
@@ -51,7 +51,7 @@ func TestRoomListSnapshotThenDiffs(t *testing.T) {
 	secret.expect(protocol.TypeRoomJoined, &protocol.RoomJoined{})
 
 	w := connectWith(t, url, protocol.Hello{}) // a nameless browser may watch
-	list := w.watch()
+	list := w.subscribeList()
 	want := protocol.RoomSummary{Code: rj.Room.Code, Name: "Lunch", Host: "Ada", Players: 1, MaxPlayers: 4, Mode: "Teams", HasPassword: true}
 	if len(list) != 1 || list[rj.Room.Code] != want {
 		t.Fatalf("snapshot %+v, want only %+v", list, want)
@@ -94,7 +94,7 @@ func TestRoomListSnapshotThenDiffs(t *testing.T) {
 	// Unwatching stops the updates; so does joining a room.
 	w.ok(protocol.TypeUnwatchRooms, nil)
 	w2 := connectWith(t, url, protocol.Hello{Name: "Dee"})
-	w2.watch()
+	w2.subscribeList()
 	w2.join(rj.Room.Code, "pw")
 	ada.ok(protocol.TypeSetName, &protocol.SetName{Name: "Ada"})
 	w.ok(protocol.TypeSetName, &protocol.SetName{Name: "Wes"}) // the next frame w reads is its own ok
@@ -107,7 +107,7 @@ func TestRoomListMergesBursts(t *testing.T) {
 	host := connectWith(t, url, protocol.Hello{Name: "Ada"})
 	code := host.create("r", 16, "").Room.Code
 	w := connectWith(t, url, protocol.Hello{})
-	list := w.watch()
+	list := w.subscribeList()
 	// Ten joins inside one interval reach the watcher as one update.
 	for i := range 10 {
 		connectWith(t, url, protocol.Hello{Name: fmt.Sprint("P", i)}).join(code, "")

@@ -2,7 +2,6 @@ package signaling
 
 import (
 	"context"
-	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -63,30 +63,30 @@ func (w testWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// client is a raw lobby connection that fails its test on anything
+// unexpected. conn is the WebSocket under it, for what a client never sends.
 type client struct {
+	*lobbytest.Conn
 	t           testing.TB
 	conn        *websocket.Conn
-	nextID      uint32
 	readTimeout time.Duration
-	// held are frames read while waiting for a reply, in arrival order;
-	// read returns them first so event order is kept.
-	held []protocol.Envelope
-	// frames counts frames received on the session, as a resuming client
-	// must: every frame but a resumed Welcome.
-	frames uint64
 }
 
 func dial(t testing.TB, url string, header http.Header) *client {
 	t.Helper()
+	return dialWith(t, url, lobbytest.Options{Header: header})
+}
+
+func dialWith(t testing.TB, url string, opts lobbytest.Options) *client {
+	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, url, &websocket.DialOptions{HTTPHeader: header})
+	lc, _, err := lobbytest.Dial(ctx, url, opts)
 	if err != nil {
 		t.Fatalf("dial: %v", err)
 	}
-	conn.SetReadLimit(1 << 20)
-	t.Cleanup(func() { conn.CloseNow() })
-	return &client{t: t, conn: conn, readTimeout: 5 * time.Second}
+	t.Cleanup(func() { _ = lc.CloseNow() })
+	return &client{Conn: lc, t: t, conn: lc.WS(), readTimeout: 5 * time.Second}
 }
 
 // connect dials and completes the hello handshake.
@@ -101,7 +101,7 @@ func (c *client) writeRaw(frame []byte) {
 	c.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
+	if err := c.Write(ctx, frame); err != nil {
 		c.t.Fatalf("write: %v", err)
 	}
 }
@@ -109,35 +109,20 @@ func (c *client) writeRaw(frame []byte) {
 // request sends a message with a fresh request id and returns the id.
 func (c *client) request(typ string, body any) uint32 {
 	c.t.Helper()
-	c.nextID++
-	frame, err := protocol.Encode(typ, c.nextID, body)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	id, err := c.Send(ctx, typ, body)
 	if err != nil {
 		c.t.Fatal(err)
 	}
-	c.writeRaw(frame)
-	return c.nextID
+	return id
 }
 
+// read returns the next frame, waiting up to readTimeout.
 func (c *client) read() (protocol.Envelope, error) {
-	if len(c.held) > 0 {
-		env := c.held[0]
-		c.held = c.held[1:]
-		return env, nil
-	}
 	ctx, cancel := context.WithTimeout(context.Background(), c.readTimeout)
 	defer cancel()
-	_, frame, err := c.conn.Read(ctx)
-	if err != nil {
-		return protocol.Envelope{}, err
-	}
-	env, err := protocol.Decode(frame)
-	if err == nil {
-		var w protocol.Welcome
-		if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &w) != nil || !w.Resumed {
-			c.frames++
-		}
-	}
-	return env, err
+	return c.Read(ctx)
 }
 
 // expect reads the next frame, requires its type, and decodes its body.
@@ -175,10 +160,6 @@ func (c *client) expectClose() websocket.StatusCode {
 	for {
 		_, err := c.read()
 		if err != nil {
-			var ce websocket.CloseError
-			if errors.As(err, &ce) {
-				return ce.Code
-			}
 			return websocket.CloseStatus(err)
 		}
 	}

@@ -34,8 +34,11 @@ type Hub struct {
 	rooms   map[string]*room
 	dir     directory
 	closing bool
-	// roomWatches hear of every room change (see setRoomLocked).
-	roomWatches []*roomWatch
+	// roomChangeListeners hear of every change of a session's room (see
+	// setRoomLocked): TURN's membership cache.
+	roomChangeListeners []*roomChangeListener
+	// routes serve the requests after hello (dispatch.go); read-only.
+	routes map[string]route
 
 	wg sync.WaitGroup // one per running session
 }
@@ -57,6 +60,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		joins:        newIPLimiter(time.Minute/time.Duration(max(1, cfg.JoinsPerMinute)), max(1, cfg.JoinsPerMinute)),
 		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
+		routes:       newRoutes(),
 	}, nil
 }
 
@@ -194,7 +198,7 @@ func (h *Hub) endLocked(s *Session, reason string) {
 	if s.room != nil {
 		h.leaveLocked(s, reason)
 	}
-	h.unwatchLocked(s)
+	h.unsubscribeRoomListLocked(s)
 	if s.awayTimer != nil {
 		s.awayTimer.Stop()
 	}
@@ -203,7 +207,7 @@ func (h *Hub) endLocked(s *Session, reason string) {
 	}
 	s.away = false
 	delete(h.sessions, s.id)
-	h.roomMovedLocked(s) // RoomOf answers false from now on
+	h.roomChangeLocked(s) // RoomOf answers false from now on
 	delete(h.tokens, sha256.Sum256([]byte(s.token)))
 	delete(h.resumes, s.resumeHash)
 	s.end()

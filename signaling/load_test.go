@@ -56,10 +56,10 @@ func seedRooms(tb testing.TB, h *Hub, n int, private func(i int) bool) []*Sessio
 	return hosts
 }
 
-// rewatch has c send watchRooms every interval until ctx ends, reading and
-// dropping everything it is sent; it closes c when done. It reports
+// resubscribeList has c send watchRooms every interval until ctx ends,
+// reading and dropping everything it is sent; it closes c when done. It reports
 // failures through errs, not the test: it runs on its own goroutine.
-func rewatch(ctx context.Context, c *client, interval time.Duration, errs chan<- error) {
+func resubscribeList(ctx context.Context, c *client, interval time.Duration, errs chan<- error) {
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
@@ -101,7 +101,7 @@ func readSnapshot(read func() (protocol.Envelope, error), id uint32, want int) (
 		if env.ID == id {
 			var rl protocol.RoomList
 			if err := protocol.DecodeBody(env, &rl); err != nil || env.Type != protocol.TypeRoomList {
-				return nil, fmt.Errorf("reply to watchRooms: %s %v", env.Type, err)
+				return nil, fmt.Errorf("reply to watchRooms: %s %w", env.Type, err)
 			}
 			rooms = rl.Rooms
 			break
@@ -114,7 +114,7 @@ func readSnapshot(read func() (protocol.Envelope, error), id uint32, want int) (
 		}
 		var u protocol.RoomListUpdate
 		if err := protocol.DecodeBody(env, &u); err != nil || env.Type != protocol.TypeRoomListUpdate || len(u.Del) > 0 {
-			return nil, fmt.Errorf("after %d rooms of the snapshot: %s %+v %v", len(rooms), env.Type, u, err)
+			return nil, fmt.Errorf("after %d rooms of the snapshot: %s %+v %w", len(rooms), env.Type, u, err)
 		}
 		rooms = append(rooms, u.Set...)
 	}
@@ -271,9 +271,9 @@ func TestRoomListUnderChurn(t *testing.T) {
 				c.ok(protocol.TypeUpdateRoom, &protocol.UpdateRoom{Name: "churn", MaxPlayers: 2, Public: false})
 				c.ok(protocol.TypeUpdateRoom, &protocol.UpdateRoom{Name: "churn", MaxPlayers: 2, Public: true})
 				c.ok(protocol.TypeLeaveRoom, nil)
-				c.held = nil // roomUpdated echoes
+				c.Discard() // roomUpdated echoes
 			}
-			deep.held = nil
+			deep.Discard()
 			continue
 		}
 		break

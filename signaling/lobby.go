@@ -12,15 +12,15 @@ func (s *Session) player() protocol.Player {
 }
 
 // enterRoomLocked makes s a member of r with a fresh player id and a name
-// unique in r, and stops its room-list watch: a player in a room has no use
-// for the list, and the fan-out is not free.
+// unique in r, and ends its room list subscription: a player in a room has
+// no use for the list, and the fan-out is not free.
 func (h *Hub) enterRoomLocked(s *Session, r *room) {
 	h.setRoomLocked(s, r)
 	s.playerID = r.newPlayerID()
 	s.ready = false
 	s.displayName = r.uniqueName(s.name, s)
 	r.members = append(r.members, s)
-	h.unwatchLocked(s)
+	h.unsubscribeRoomListLocked(s)
 	s.nudgePing()
 }
 

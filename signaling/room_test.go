@@ -1,6 +1,7 @@
 package signaling
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
@@ -24,24 +25,17 @@ func connectWith(t *testing.T, url string, hello protocol.Hello) *client {
 // chat line's own echo, a player update) are held for later reads.
 func (c *client) reply(typ string, body any) (protocol.Envelope, protocol.Error) {
 	c.t.Helper()
-	id := c.request(typ, body)
-	var held []protocol.Envelope
-	for {
-		env, err := c.read()
-		if err != nil {
-			c.t.Fatalf("waiting for the reply to %s: %v", typ, err)
-		}
-		if env.ID != id {
-			held = append(held, env)
-			continue
-		}
-		c.held = append(held, c.held...)
-		var e protocol.Error
-		if env.Type == protocol.TypeError {
-			_ = protocol.DecodeBody(env, &e)
-		}
-		return env, e
+	ctx, cancel := context.WithTimeout(context.Background(), c.readTimeout)
+	defer cancel()
+	env, err := c.Request(ctx, typ, body)
+	if err != nil {
+		c.t.Fatalf("waiting for the reply to %s: %v", typ, err)
 	}
+	var e protocol.Error
+	if env.Type == protocol.TypeError {
+		_ = protocol.DecodeBody(env, &e)
+	}
+	return env, e
 }
 
 func (c *client) ok(typ string, body any) {

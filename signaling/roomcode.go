@@ -10,7 +10,7 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-var alphabetSize = big.NewInt(int64(len(protocol.RoomCodeAlphabet)))
+var alphabetSize = big.NewInt(int64(len(protocol.RoomCodeAlphabet))) //nolint:gochecknoglobals // a constant big.Int
 
 // newRoomCode draws protocol.RoomCodeLength symbols uniformly from the
 // alphabet with crypto/rand: codes are the only thing between a stranger and
@@ -27,7 +27,7 @@ func newRoomCode() (string, error) {
 	return b.String(), nil
 }
 
-var sessionEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding)
+var sessionEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding) //nolint:gochecknoglobals // a stateless encoding
 
 // newSessionToken returns 128 random bits: a bearer secret, unlike the id.
 func newSessionToken() string {

@@ -1,7 +1,6 @@
 package signaling
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"strings"
@@ -12,6 +11,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -26,8 +26,7 @@ func connectSeat(t *testing.T, url, name string) (*client, protocol.Welcome) {
 
 // resumeOn dials a new connection and resumes old's session on it.
 func resumeOn(t *testing.T, url string, token string, received uint64) (*client, protocol.Envelope) {
-	c := dial(t, url, nil)
-	c.frames = received
+	c := dialWith(t, url, lobbytest.Options{Received: received})
 	c.request(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Resume: token, Received: received})
 	env, err := c.read()
 	if err != nil {
@@ -65,7 +64,7 @@ func TestResumeIntoHeldSeat(t *testing.T) {
 	host.expect(protocol.TypeChatMessage, &cm)
 	host.expect(protocol.TypeOK, &protocol.OK{})
 
-	back, env := resumeOn(t, url, w.Resume, bob.frames)
+	back, env := resumeOn(t, url, w.Resume, bob.Received())
 	var rw protocol.Welcome
 	if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &rw) != nil || !rw.Resumed ||
 		rw.Session != w.Session || rw.Resume == "" || rw.Resume == w.Resume || rw.Token != w.Token {
@@ -114,7 +113,7 @@ func TestSeatReleasedAfterGrace(t *testing.T) {
 	if pl.ID != bj.You || pl.Reason != protocol.ReasonDisconnect {
 		t.Fatalf("PlayerLeft %+v", pl)
 	}
-	_, env := resumeOn(t, url, w.Resume, bob.frames)
+	_, env := resumeOn(t, url, w.Resume, bob.Received())
 	var e protocol.Error
 	if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeResumeFailed {
 		t.Fatalf("resume after grace: %s %+v", env.Type, e)
@@ -140,7 +139,7 @@ func TestConcurrentResumesOneWins(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			frame, _ := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Resume: w.Resume, Received: bob.frames})
+			frame, _ := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Resume: w.Resume, Received: bob.Received()})
 			if err := c.conn.Write(t.Context(), websocket.MessageBinary, frame); err != nil {
 				results[i] = err.Error()
 				return
@@ -181,7 +180,7 @@ func TestResumeReplacesHalfOpenConnection(t *testing.T) {
 	var pj protocol.PlayerJoined
 	host.expect(protocol.TypePlayerJoined, &pj)
 
-	back, env := resumeOn(t, url, w.Resume, bob.frames)
+	back, env := resumeOn(t, url, w.Resume, bob.Received())
 	if env.Type != protocol.TypeWelcome {
 		t.Fatalf("resume reply %s", env.Type)
 	}
@@ -218,7 +217,7 @@ func TestResumeAfterMissingTooMuch(t *testing.T) {
 		host.expect(protocol.TypeChatMessage, &protocol.ChatMessage{})
 		host.expect(protocol.TypeOK, &protocol.OK{})
 	}
-	_, env := resumeOn(t, url, w.Resume, bob.frames)
+	_, env := resumeOn(t, url, w.Resume, bob.Received())
 	var e protocol.Error
 	if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeResumeFailed {
 		t.Fatalf("resume past the replay window: %s %+v", env.Type, e)
@@ -453,19 +452,16 @@ func awayRoom(t *testing.T, mutate func(*Config)) (url string, host, bob *client
 func (c *client) say(n int, text func(i int) string) int {
 	c.t.Helper()
 	size := 0
+	c.SetRaw(func(frame []byte) bool { // sees the frame as sent, for its size
+		if env, err := protocol.Decode(frame); err == nil && env.Type == protocol.TypeChatMessage {
+			size = len(frame)
+		}
+		return false
+	})
+	defer c.SetRaw(nil)
 	for i := range n {
 		c.request(protocol.TypeChat, &protocol.Chat{Text: text(i)})
-		ctx, cancel := context.WithTimeout(context.Background(), c.readTimeout)
-		_, frame, err := c.conn.Read(ctx) // raw, for its size
-		cancel()
-		if err != nil {
-			c.t.Fatalf("chat %d: %v", i, err)
-		}
-		c.frames++
-		if env, err := protocol.Decode(frame); err != nil || env.Type != protocol.TypeChatMessage {
-			c.t.Fatalf("chat %d: got %s %v", i, env.Type, err)
-		}
-		size = len(frame)
+		c.expect(protocol.TypeChatMessage, &protocol.ChatMessage{})
 		c.expect(protocol.TypeOK, &protocol.OK{})
 	}
 	return size
@@ -505,11 +501,11 @@ func TestResumeAfterMissingMany(t *testing.T) {
 	const missed = 250
 	url, host, bob, bobID, w := awayRoom(t, nil)
 	host.say(missed, numbered)
-	back, env := resumeOn(t, url, w.Resume, bob.frames)
+	back, env := resumeOn(t, url, w.Resume, bob.Received())
 	expectAway(t, host, bobID, false)
 	expectResumed(t, back, env, host, missed, numbered)
-	if back.frames != bob.frames+missed+1 {
-		t.Fatalf("the resumed session counted %d frames, want %d", back.frames, bob.frames+missed+1)
+	if back.Received() != bob.Received()+missed+1 {
+		t.Fatalf("the resumed session counted %d frames, want %d", back.Received(), bob.Received()+missed+1)
 	}
 }
 
@@ -537,7 +533,7 @@ func TestResumeReplayLimits(t *testing.T) {
 				n++
 			}
 			host.say(n-1, func(i int) string { return tc.text(i + 1) })
-			back, env := resumeOn(t, url, w.Resume, bob.frames)
+			back, env := resumeOn(t, url, w.Resume, bob.Received())
 			if !tc.past {
 				expectAway(t, host, bobID, false)
 				expectResumed(t, back, env, host, n, tc.text)
@@ -567,7 +563,7 @@ func TestResumedLinkDropsASlowConsumer(t *testing.T) {
 		c.MessageBurst, c.MessagesPerSecond = 1<<20, 1e6
 	})
 	host.say(250, numbered)
-	_, env := resumeOn(t, url, w.Resume, bob.frames) // and never read again
+	_, env := resumeOn(t, url, w.Resume, bob.Received()) // and never read again
 	if env.Type != protocol.TypeWelcome {
 		t.Fatalf("resume: %s", env.Type)
 	}

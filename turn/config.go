@@ -12,7 +12,7 @@ import (
 // Sessions is what turn asks the lobby; turn knows no lobby types.
 //
 // RoomOf is called twice for every relayed packet unless the Sessions also
-// implements RoomWatcher, so implementations must be cheap, must not block,
+// implements RoomChangeNotifier, so implementations must be cheap, must not block,
 // and should not allocate.
 type Sessions interface {
 	// SessionLive reports whether the lobby session exists and is still open.

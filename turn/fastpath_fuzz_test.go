@@ -145,17 +145,17 @@ type fuzzWorld struct {
 	buf    []byte
 }
 
-func newFuzzWorld(tb testing.TB, watching bool, bandwidth int64) *fuzzWorld {
+func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 	tb.Helper()
 	fs := newFakeSessions()
 	cfg := testConfig(fs)
 	cfg.MaxBandwidth = bandwidth
 	cfg = cfg.withDefaults()
 	reg := newRegistry(cfg, testLogger())
-	if watching {
+	if roomChanges {
 		// As New does, before any packet.
-		reg.watching = true
-		tb.Cleanup(watchedSessions{fs}.WatchRooms(reg.invalidate))
+		reg.roomChanges = true
+		tb.Cleanup(notifyingSessions{fs}.OnRoomChange(reg.invalidate))
 	}
 	for s, room := range map[string]string{"a": "r1", "b": "r1", "c": "r1", "d": "r2", "e": "r1"} {
 		fs.join(s, room)
@@ -170,9 +170,10 @@ func newFuzzWorld(tb testing.TB, watching bool, bandwidth int64) *fuzzWorld {
 			tb.Fatal(err)
 		}
 		tb.Cleanup(func() { _ = pc.Close() })
+		relay := pc.(*relayConn) //nolint:forcetypeassert // ours
 		a := &fuzzAlloc{
 			name: name, session: session, client: netip.MustParseAddrPort(client), udp: udp,
-			channels: map[uint16]string{}, relay: pc.(*relayConn), //nolint:forcetypeassert // ours
+			channels: map[uint16]string{}, relay: relay,
 		}
 		var src net.Addr = net.UDPAddrFromAddrPort(a.client)
 		if !udp {

@@ -23,21 +23,21 @@ func TestMain(m *testing.M) { os.Exit(leakcheck.Main(m, 5*time.Second, anyTURNGo
 
 // fakeSessions stands in for the lobby.
 type fakeSessions struct {
-	mu      sync.RWMutex
-	rooms   map[string]string // live session -> room ("" = in no room)
-	watcher func(string)      // set through watchedSessions.WatchRooms
-	roomOfs atomic.Int64      // RoomOf calls
+	mu           sync.RWMutex
+	rooms        map[string]string // live session -> room ("" = in no room)
+	onRoomChange func(string)      // set through notifyingSessions.OnRoomChange
+	roomOfs      atomic.Int64      // RoomOf calls
 }
 
 func newFakeSessions() *fakeSessions { return &fakeSessions{rooms: make(map[string]string)} }
 
-// join and end report the change to a watcher after making it, under the
+// join and end report the change to a listener after making it, under the
 // lock, as the hub does.
 func (f *fakeSessions) join(session, room string) {
 	f.mu.Lock()
 	f.rooms[session] = room
-	if f.watcher != nil {
-		f.watcher(session)
+	if f.onRoomChange != nil {
+		f.onRoomChange(session)
 	}
 	f.mu.Unlock()
 }
@@ -45,30 +45,30 @@ func (f *fakeSessions) join(session, room string) {
 func (f *fakeSessions) end(session string) {
 	f.mu.Lock()
 	delete(f.rooms, session)
-	if f.watcher != nil {
-		f.watcher(session)
+	if f.onRoomChange != nil {
+		f.onRoomChange(session)
 	}
 	f.mu.Unlock()
 }
 
-// watchedSessions is a fakeSessions that also reports room changes, so turn
+// notifyingSessions is a fakeSessions that also reports room changes, so turn
 // caches rooms.
-type watchedSessions struct{ *fakeSessions }
+type notifyingSessions struct{ *fakeSessions }
 
-func (w watchedSessions) WatchRooms(fn func(string)) func() {
+func (w notifyingSessions) OnRoomChange(fn func(string)) func() {
 	w.mu.Lock()
-	w.watcher = fn
+	w.onRoomChange = fn
 	w.mu.Unlock()
 
 	return func() {
 		w.mu.Lock()
-		w.watcher = nil
+		w.onRoomChange = nil
 		w.mu.Unlock()
 	}
 }
 
-// watched makes newServer hand turn a watchedSessions.
-func watched(c *Config) { c.Sessions = watchedSessions{c.Sessions.(*fakeSessions)} } //nolint:forcetypeassert // test config
+// notifying makes newServer hand turn a notifyingSessions.
+func notifying(c *Config) { c.Sessions = notifyingSessions{c.Sessions.(*fakeSessions)} } //nolint:forcetypeassert // test config
 
 func (f *fakeSessions) SessionLive(id string) bool {
 	f.mu.RLock()

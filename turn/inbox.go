@@ -28,7 +28,7 @@ type packet struct {
 	next *packet
 }
 
-var packetPool = sync.Pool{New: func() any { return new(packet) }}
+var packetPool = sync.Pool{New: func() any { return new(packet) }} //nolint:gochecknoglobals // a pool is safe for every server in the process
 
 // inbox is a bounded FIFO of packets for one relay socket.
 type inbox struct {

@@ -33,9 +33,9 @@ type registry struct {
 	// the host and needs no NAT hairpin when PublicIP is not on an interface.
 	local netip.Addr
 
-	// watching is set when Sessions reports room changes (RoomWatcher), so
-	// rooms can be cached per allocation.
-	watching bool
+	// roomChanges is set when Sessions reports membership changes
+	// (RoomChangeNotifier), so rooms can be cached per allocation.
+	roomChanges bool
 
 	droppedWrites atomic.Uint64
 	droppedReads  atomic.Uint64

@@ -41,7 +41,7 @@ func TestOpenRelayProbes(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer sink.Close()
-	sinkPort := sink.LocalAddr().(*net.UDPAddr).Port
+	sinkPort := sink.LocalAddr().(*net.UDPAddr).Port //nolint:forcetypeassert // a UDP socket
 
 	// The control makes every negative below meaningful: a's relay works.
 	if !deliver(a, b.LocalAddr(), b, "control a->b", arrives) {
@@ -80,7 +80,7 @@ func TestOpenRelayProbes(t *testing.T) {
 		// pion checks Send indications against permissions by IP string, and
 		// net.IP prints ::ffff:127.0.0.1 as 127.0.0.1, so this reaches WriteTo
 		// with a 16-byte address a udp4 socket would happily send to.
-		bPort := b.LocalAddr().(*net.UDPAddr).Port
+		bPort := b.LocalAddr().(*net.UDPAddr).Port //nolint:forcetypeassert // a UDP socket
 		mapped := net.ParseIP("::ffff:127.0.0.1")
 		before := srv.Stats().DroppedWrites
 		atB, atSink := collect(b, time.Second), collect(sink, time.Second)
@@ -248,7 +248,7 @@ func TestRelayFilterDoesNotAllocate(t *testing.T) {
 		srv.reg.mu.RLock()
 		defer srv.reg.mu.RUnlock()
 
-		return srv.reg.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec // test port
+		return srv.reg.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec,forcetypeassert // a UDP test port
 	}
 	ra, rb := rc(a), rc(b)
 	if ra == nil || rb == nil || rc(c) == nil {

@@ -53,7 +53,7 @@ type relayConn struct {
 }
 
 // aLongTimeAgo is a read deadline that makes a blocked read return at once.
-var aLongTimeAgo = time.Unix(1, 0)
+var aLongTimeAgo = time.Unix(1, 0) //nolint:gochecknoglobals // a constant time
 
 // ReadFrom returns the next packet from a relay socket of ours: those handed
 // over in memory first, then any that came through the kernel. Anything else

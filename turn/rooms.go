@@ -2,20 +2,20 @@ package turn
 
 import "sync/atomic"
 
-// RoomWatcher may be implemented by a Sessions. WatchRooms registers fn to be
-// called with a session's id after every change of the room that session is
-// in: joining one, leaving it, the room closing, and the session ending for
-// good (after which SessionLive answers false). fn runs on the caller's
-// goroutine, possibly under its locks: it only bumps counters and queues the
-// session for a later look, never blocks and never calls back into the
-// Sessions.
+// RoomChangeNotifier may be implemented by a Sessions to report membership
+// changes. OnRoomChange registers fn to be called with a session's id after
+// every change of the room that session is in: joining one, leaving it, the
+// room closing, and the session ending for good (after which SessionLive
+// answers false). fn runs on the caller's goroutine, possibly under its
+// locks: it only bumps counters and queues the session for a later look,
+// never blocks and never calls back into the Sessions.
 //
 // With it, turn asks RoomOf once per allocation and room change instead of
 // twice per relayed packet, and closes an ended session's allocations at
 // once. Without it, turn asks RoomOf every time and finds ended sessions by
 // asking SessionLive every few seconds.
-type RoomWatcher interface {
-	WatchRooms(fn func(sessionID string)) (stop func())
+type RoomChangeNotifier interface {
+	OnRoomChange(fn func(sessionID string)) (stop func())
 }
 
 // cachedRoom is an allocation's room as RoomOf answered at version ver.
@@ -36,7 +36,7 @@ type roomCache struct {
 // was reported since it was filled. session is c.session, read by the caller
 // under reg.mu.
 func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
-	if !r.watching {
+	if !r.roomChanges {
 		return r.sessions.RoomOf(session)
 	}
 	// Read the version before asking: a change reported while RoomOf runs
@@ -51,7 +51,7 @@ func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
 	return room, ok
 }
 
-// invalidate is the RoomWatcher callback: the next packet of any allocation
+// invalidate is the RoomChangeNotifier callback: the next packet of any allocation
 // of session asks RoomOf again, and the janitor asks whether the session
 // ended. It takes only reg.mu and the janitor's queue lock, which turn never
 // holds while calling into the Sessions.

@@ -8,9 +8,9 @@ import (
 // The pion path (Send indications, relayConn.WriteTo) under cached rooms:
 // every change the lobby reports takes effect at once.
 func TestCachedRoomsFollowChanges(t *testing.T) {
-	srv, fs := newServer(t, watched)
-	if !srv.reg.watching {
-		t.Fatal("a RoomWatcher did not turn the cache on")
+	srv, fs := newServer(t, notifying)
+	if !srv.reg.roomChanges {
+		t.Fatal("a RoomChangeNotifier did not turn the cache on")
 	}
 	fs.join("a", "r1")
 	fs.join("b", "r1")
@@ -45,7 +45,7 @@ func TestCachedRoomsFollowChanges(t *testing.T) {
 
 // While nothing changes, relayed packets do not ask the lobby.
 func TestCachedRoomsSpareRoomOf(t *testing.T) {
-	srv, fs := newServer(t, watched)
+	srv, fs := newServer(t, notifying)
 	a, b, ra, rb := channelPair(t, srv, fs)
 	if !deliver(a, b.LocalAddr(), b, "warm", arrives) {
 		t.Fatal("no traffic")
@@ -73,9 +73,9 @@ func TestCachedRoomsSpareRoomOf(t *testing.T) {
 // change lands while RoomOf runs.
 func TestRoomOfRace(t *testing.T) {
 	reg, fs, a, _ := unitRegistry(t)
-	w := watchedSessions{fs}
-	reg.sessions, reg.watching = w, true
-	stop := w.WatchRooms(reg.invalidate)
+	w := notifyingSessions{fs}
+	reg.sessions, reg.roomChanges = w, true
+	stop := w.OnRoomChange(reg.invalidate)
 	defer stop()
 	reg.bySession["a"] = []*relayConn{a}
 
@@ -108,22 +108,22 @@ func TestRoomOfRace(t *testing.T) {
 	}
 }
 
-// Close stops the watch.
+// Close unregisters the room-change listener.
 func TestCloseStopsRoomWatch(t *testing.T) {
 	fs := newFakeSessions()
 	cfg := testConfig(fs)
-	watched(&cfg)
+	notifying(&cfg)
 	srv, err := New(t.Context(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if fs.watcher == nil {
-		t.Fatal("no watch registered")
+	if fs.onRoomChange == nil {
+		t.Fatal("no room-change listener registered")
 	}
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if fs.watcher != nil {
-		t.Fatal("watch still registered after Close")
+	if fs.onRoomChange != nil {
+		t.Fatal("room-change listener still registered after Close")
 	}
 }

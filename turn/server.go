@@ -28,9 +28,9 @@ type Server struct {
 	udp  []*net.UDPConn // SO_REUSEPORT group on one port, one pion read loop each
 	tcp  *tcpListener
 
-	stopMu    sync.Mutex
-	stopCtx   func() bool // unregisters the ctx hook; nil until New sets it
-	stopWatch func()      // unregisters the room watch; nil without one
+	stopMu          sync.Mutex
+	stopCtx         func() bool // unregisters the ctx hook; nil until New sets it
+	stopRoomChanges func()      // unregisters the room-change listener; nil without one
 	// stopJanitor ends the goroutine that closes ended sessions'
 	// allocations; janitorDone is closed when it has.
 	stopJanitor chan struct{}
@@ -129,15 +129,15 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			PermissionHandler:     s.reg.permit,
 		}}
 	}
-	// Before any packet flows: watching is read without a lock.
-	if w, ok := cfg.Sessions.(RoomWatcher); ok {
-		s.reg.watching = true
-		s.stopWatch = w.WatchRooms(s.reg.invalidate)
+	// Before any packet flows: roomChanges is read without a lock.
+	if w, ok := cfg.Sessions.(RoomChangeNotifier); ok {
+		s.reg.roomChanges = true
+		s.stopRoomChanges = w.OnRoomChange(s.reg.invalidate)
 	}
 	s.pion, err = pionturn.NewServer(pcfg)
 	if err != nil {
-		if s.stopWatch != nil {
-			s.stopWatch()
+		if s.stopRoomChanges != nil {
+			s.stopRoomChanges()
 		}
 		s.closeListeners()
 
@@ -226,8 +226,8 @@ func (s *Server) close() error {
 		s.stopCtx()
 	}
 	s.stopMu.Unlock()
-	if s.stopWatch != nil {
-		s.stopWatch()
+	if s.stopRoomChanges != nil {
+		s.stopRoomChanges()
 	}
 	close(s.stopJanitor)
 	<-s.janitorDone

@@ -18,7 +18,7 @@ import (
 const sweepInterval = 5 * time.Second
 
 // sessionEnds collects sessions that may have ended, for the janitor. The
-// RoomWatcher callback adds to it under the lobby's locks, so add only
+// RoomChangeNotifier callback adds to it under the lobby's locks, so add only
 // takes a private mutex and never blocks.
 type sessionEnds struct {
 	mu   sync.Mutex
@@ -54,7 +54,7 @@ func (e *sessionEnds) take() map[string]struct{} {
 }
 
 // janitor closes the allocations of ended sessions until stop is closed.
-// It calls SessionLive from its own goroutine, never from the RoomWatcher
+// It calls SessionLive from its own goroutine, never from the RoomChangeNotifier
 // callback, which runs under the lobby's locks.
 func (r *registry) janitor(stop <-chan struct{}) {
 	tick := time.NewTicker(sweepInterval)
@@ -69,7 +69,7 @@ func (r *registry) janitor(stop <-chan struct{}) {
 			}
 		case now := <-tick.C:
 			r.dropStaleReservations(now)
-			if !r.watching {
+			if !r.roomChanges {
 				for _, session := range r.sessionsWithAllocations() {
 					r.closeIfEnded(session)
 				}

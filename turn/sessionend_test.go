@@ -11,12 +11,12 @@ import (
 	"github.com/hostrelay/hostrelay/internal/testwait"
 )
 
-// TestSessionEndClosesAllocations: when a session ends (the RoomWatcher
+// TestSessionEndClosesAllocations: when a session ends (the RoomChangeNotifier
 // reports it and SessionLive turns false), every allocation it holds, over
 // UDP and TCP, is closed and deleted from pion; other sessions keep theirs,
 // an ended session's Refresh is refused, and new sessions still allocate.
 func TestSessionEndClosesAllocations(t *testing.T) {
-	srv, fs := newServer(t, watched)
+	srv, fs := newServer(t, notifying)
 	fs.join("keeper", "room")
 	keeper := allocated(t, srv, "keeper")
 
@@ -72,12 +72,12 @@ func TestSessionEndWithoutWatcher(t *testing.T) {
 }
 
 // TestAllocationOfEndedSessionClosed: a session that ends between pion's
-// AuthHandler call and the allocation's creation (the RoomWatcher found it
+// AuthHandler call and the allocation's creation (the RoomChangeNotifier found it
 // holding nothing) still loses the allocation. The race is set up by hand:
 // a relay socket taken as pion does, then pion's creation event for a
 // session that has already ended.
 func TestAllocationOfEndedSessionClosed(t *testing.T) {
-	srv, fs := newServer(t, watched)
+	srv, fs := newServer(t, notifying)
 	fs.join("late", "room")
 	fs.end("late")
 	gen := &relayGenerator{reg: srv.reg, bindIP: srv.cfg.RelayBindIP, log: srv.log}

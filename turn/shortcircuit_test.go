@@ -19,7 +19,7 @@ func relayOf(t *testing.T, srv *Server, p net.PacketConn) *relayConn {
 	t.Helper()
 	srv.reg.mu.RLock()
 	defer srv.reg.mu.RUnlock()
-	rc := srv.reg.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec // test port
+	rc := srv.reg.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec,forcetypeassert // a UDP test port
 	if rc == nil {
 		t.Fatal("relay not registered")
 	}
@@ -31,7 +31,7 @@ func relayOf(t *testing.T, srv *Server, p net.PacketConn) *relayConn {
 func boundTo(srv *Server, rc *relayConn, peer net.PacketConn) bool {
 	srv.reg.mu.RLock()
 	defer srv.reg.mu.RUnlock()
-	_, ok := rc.channelTo(uint16(peer.LocalAddr().(*net.UDPAddr).Port)) //nolint:gosec // test port
+	_, ok := rc.channelTo(uint16(peer.LocalAddr().(*net.UDPAddr).Port)) //nolint:gosec,forcetypeassert // a UDP test port
 
 	return ok
 }
@@ -63,7 +63,7 @@ func channelPair(t *testing.T, srv *Server, fs *fakeSessions) (a, b net.PacketCo
 // whether rooms are asked per packet or cached with change reports.
 func TestFastPathPolicy(t *testing.T) {
 	t.Run("RoomOf per packet", func(t *testing.T) { testFastPathPolicy(t) })
-	t.Run("cached rooms", func(t *testing.T) { testFastPathPolicy(t, watched) })
+	t.Run("cached rooms", func(t *testing.T) { testFastPathPolicy(t, notifying) })
 }
 
 func testFastPathPolicy(t *testing.T, opts ...func(*Config)) {

@@ -172,7 +172,7 @@ func TestFramerSplitsStream(t *testing.T) {
 				t.Fatalf("buffer %d, frame %d differs", size, i)
 			}
 		}
-		if _, err := fr.read(buf); err != io.EOF {
+		if _, err := fr.read(buf); !errors.Is(err, io.EOF) {
 			t.Fatalf("after the last frame: %v, want EOF", err)
 		}
 	}

@@ -221,7 +221,7 @@ const (
 	kindEvents = 2
 )
 
-var magic = [4]byte{'S', 'O', 'A', 'K'}
+var magic = [4]byte{'S', 'O', 'A', 'K'} //nolint:gochecknoglobals // a constant array
 
 func packet(size int, kind byte, stream, seq uint32, now time.Time) []byte {
 	b := make([]byte, max(size, headerLen))

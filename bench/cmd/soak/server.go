@@ -82,7 +82,7 @@ func serverFlags(players int) [][2]string {
 // raisedPerIP are the per-IP flags serverFlags handles; any other per-IP
 // flag the binary has is reported, since a limit the soak does not know
 // about may refuse its players (pass it in SOAK_SERVER_ARGS).
-var raisedPerIP = map[string]bool{
+var raisedPerIP = map[string]bool{ //nolint:gochecknoglobals // a read-only table
 	"max-conns-per-ip": true, "joins-per-minute": true,
 	"turn-allocations-per-ip": true, "turn-tcp-conns-per-ip": true,
 }
@@ -142,12 +142,13 @@ func startHostrelay(ctx context.Context, bin string, args []string, logTo io.Wri
 	case <-ready:
 		return h, nil
 	case <-h.done:
-		return nil, fmt.Errorf("hostrelay exited during start: %v\n%s", h.exitErr(), h.output())
+		return nil, fmt.Errorf("hostrelay exited during start: %w\n%s", h.exitErr(), h.output())
 	case <-time.After(20 * time.Second):
-		h.stop()
+		// Its exit status adds nothing to why it is being stopped.
+		_ = h.stop()
 		return nil, fmt.Errorf("hostrelay not listening within 20s:\n%s", h.output())
 	case <-ctx.Done():
-		h.stop()
+		_ = h.stop()
 		return nil, ctx.Err()
 	}
 }

@@ -41,7 +41,7 @@ type tolerances struct {
 	Load float64
 }
 
-var defaultTolerances = tolerances{Counts: 0.10, RSS: 0.15, Load: 0.05}
+var defaultTolerances = tolerances{Counts: 0.10, RSS: 0.15, Load: 0.05} //nolint:gochecknoglobals // read-only defaults
 
 // check is one line of the verdict.
 type check struct {

@@ -23,7 +23,7 @@ type Fanout struct {
 	rooms map[string]map[*member]struct{}
 }
 
-var ack = []byte{'k'}
+var ack = []byte{'k'} //nolint:gochecknoglobals // a constant frame
 
 type member struct {
 	conn *websocket.Conn

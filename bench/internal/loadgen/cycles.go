@@ -21,11 +21,12 @@ const (
 	protoUDP               = 17
 )
 
+// Constants pion offers only as values.
 var (
-	methodAllocate         = stun.NewType(stun.MethodAllocate, stun.ClassRequest)
-	methodRefresh          = stun.NewType(stun.MethodRefresh, stun.ClassRequest)
-	methodCreatePermission = stun.NewType(stun.MethodCreatePermission, stun.ClassRequest)
-	methodChannelBind      = stun.NewType(stun.MethodChannelBind, stun.ClassRequest)
+	methodAllocate         = stun.NewType(stun.MethodAllocate, stun.ClassRequest)         //nolint:gochecknoglobals // a constant
+	methodRefresh          = stun.NewType(stun.MethodRefresh, stun.ClassRequest)          //nolint:gochecknoglobals // a constant
+	methodCreatePermission = stun.NewType(stun.MethodCreatePermission, stun.ClassRequest) //nolint:gochecknoglobals // a constant
+	methodChannelBind      = stun.NewType(stun.MethodChannelBind, stun.ClassRequest)      //nolint:gochecknoglobals // a constant
 )
 
 type rawAttr struct {
@@ -43,7 +44,7 @@ func lifetime(d time.Duration) rawAttr {
 }
 
 func channelNumber(n uint16) rawAttr {
-	return rawAttr{attrChannelNumber, []byte{byte(n >> 8), byte(n), 0, 0}}
+	return rawAttr{attrChannelNumber, append(binary.BigEndian.AppendUint16(make([]byte, 0, 4), n), 0, 0)} // number, RFFU
 }
 
 type peerAttr stun.XORMappedAddress

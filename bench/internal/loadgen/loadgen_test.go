@@ -79,7 +79,7 @@ func TestSmokeBareAndDirect(t *testing.T) {
 			t.Errorf("ServeUDP: %v", err)
 		}
 	})
-	pairs, err := BarePairs(t.Context(), conn.LocalAddr().(*net.UDPAddr), 2)
+	pairs, err := BarePairs(t.Context(), conn.LocalAddr().(*net.UDPAddr), 2) //nolint:forcetypeassert // a UDP socket
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,28 +5,21 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/coder/websocket"
-
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
 // LobbySession is one lobby WebSocket held open so its TURN credentials stay
-// valid (hostrelay refuses credentials of closed sessions).
+// valid (hostrelay refuses credentials of closed sessions). A goroutine
+// reads it for its whole life, so pings are answered and events reach
+// onEvent; the raw client under it is internal/lobbytest's.
 type LobbySession struct {
-	conn   *websocket.Conn
-	mu     sync.Mutex
-	nextID uint32
-	wait   map[uint32]chan protocol.Envelope
+	*lobbytest.Conn
 	// onEvent gets the frames that answer no request (DialLobby's argument).
 	onEvent func(protocol.Envelope)
-	// Raw, if set before traffic starts, sees every frame first and may
-	// consume it (return true) without the cost of decoding it. Load
-	// generators use it so their own decoding does not bound a measurement.
-	Raw  atomic.Pointer[func([]byte) bool]
-	done chan struct{}
+	read    chan struct{} // closed when the read goroutine is done
 	// Session is the session id from Welcome.
 	Session string
 }
@@ -34,111 +27,69 @@ type LobbySession struct {
 // DialLobby opens a lobby session on url (ws://host:port/ws) and says hello.
 // onEvent, if not nil, gets every event frame on the read goroutine.
 func DialLobby(ctx context.Context, url, name string, onEvent func(protocol.Envelope)) (*LobbySession, error) {
-	conn, _, err := websocket.Dial(ctx, url, nil)
+	conn, _, err := lobbytest.Dial(ctx, url, lobbytest.Options{ReadLimit: protocol.MaxFrame})
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: dial lobby: %w", err)
 	}
-	conn.SetReadLimit(protocol.MaxFrame)
-	l := &LobbySession{conn: conn, wait: make(map[uint32]chan protocol.Envelope), onEvent: onEvent, done: make(chan struct{})}
-	go l.readLoop()
-	var w protocol.Welcome
-	if err := l.Call(ctx, protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: name}, &w); err != nil {
+	l := &LobbySession{Conn: conn, onEvent: onEvent, read: make(chan struct{})}
+	go l.readLoop() //nolint:gosec // reads for the session's life, past ctx (the dial's); Close ends it
+	w, err := conn.Hello(ctx, protocol.Hello{Name: name})
+	if err != nil {
 		l.Close()
 
-		return nil, err
+		return nil, fmt.Errorf("loadgen: hello: %w", err)
 	}
 	l.Session = w.Session
 
 	return l, nil
 }
 
+// readLoop reads until the connection ends (Close ends it). Replies to Call
+// go to their caller from here; frames SetRaw consumes never leave the read.
 func (l *LobbySession) readLoop() {
-	defer close(l.done)
+	defer close(l.read)
 	for {
-		_, frame, err := l.conn.Read(context.Background())
+		env, err := l.Read(context.Background())
 		if err != nil {
-			return
+			select {
+			case <-l.Done():
+				return
+			default:
+				continue // a frame that would not decode
+			}
 		}
-		if raw := l.Raw.Load(); raw != nil && (*raw)(frame) {
-			continue
-		}
-		env, err := protocol.Decode(frame)
-		if err != nil {
-			continue
-		}
-		l.mu.Lock()
-		ch, ok := l.wait[env.ID]
-		delete(l.wait, env.ID)
-		l.mu.Unlock()
-		switch {
-		case ok && env.ID != 0:
-			ch <- env
-		case l.onEvent != nil:
+		if l.onEvent != nil {
 			l.onEvent(env)
 		}
 	}
 }
 
-// Send writes one request without waiting for a reply (id 0: none comes for
-// a Signal).
+// Send writes one message without waiting for a reply, with id 0 (none
+// comes for a Signal; a chat line is acknowledged with id 0).
 func (l *LobbySession) Send(ctx context.Context, typ string, body any) error {
-	frame, err := protocol.Encode(typ, 0, body)
-	if err != nil {
+	if err := l.SendID(ctx, 0, typ, body); err != nil {
 		return fmt.Errorf("loadgen: %w", err)
 	}
 
-	return l.conn.Write(ctx, websocket.MessageBinary, frame)
+	return nil
 }
 
-// LobbyError is an Error reply.
-type LobbyError protocol.Error
-
-func (e LobbyError) Error() string { return "lobby: " + e.Code + ": " + e.Message }
-
-// Call sends a request and decodes the reply into out.
+// Call sends a request and decodes the reply into out (nil: not decoded);
+// it waits at most 10 s.
 func (l *LobbySession) Call(ctx context.Context, typ string, body, out any) error {
-	l.mu.Lock()
-	l.nextID++
-	id := l.nextID
-	ch := make(chan protocol.Envelope, 1)
-	l.wait[id] = ch
-	l.mu.Unlock()
-	frame, err := protocol.Encode(typ, id, body)
-	if err != nil {
-		return fmt.Errorf("loadgen: %w", err)
-	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	if err := l.conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
-		return fmt.Errorf("loadgen: %s: %w", typ, err)
+	if err := l.Conn.Call(ctx, typ, body, out); err != nil {
+		return fmt.Errorf("loadgen: %w", err)
 	}
-	select {
-	case env := <-ch:
-		if env.Type == protocol.TypeError {
-			var e protocol.Error
-			_ = protocol.DecodeBody(env, &e)
 
-			return LobbyError(e)
-		}
-		if out == nil {
-			return nil
-		}
-
-		return protocol.DecodeBody(env, out)
-	case <-l.done:
-		return fmt.Errorf("loadgen: %s: connection closed", typ)
-	case <-ctx.Done():
-		return fmt.Errorf("loadgen: %s: %w", typ, ctx.Err())
-	}
+	return nil
 }
 
-// Done is closed when the connection has ended.
-func (l *LobbySession) Done() <-chan struct{} { return l.done }
-
-// Close closes the connection.
+// Close closes the connection and waits for the read goroutine.
 func (l *LobbySession) Close() {
-	_ = l.conn.CloseNow()
-	<-l.done
+	_ = l.CloseNow()
+	<-l.read
 }
 
 // TURNCreds returns the credentials in a RoomJoined reply.

@@ -4,11 +4,12 @@ import (
 	"bytes"
 
 	"fmt"
-	"golang.org/x/sys/unix"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // userHZ is the unit of utime/stime in /proc/<pid>/stat on Linux.
@@ -37,7 +38,7 @@ func CPUTime(pid int) (time.Duration, error) {
 		return 0, fmt.Errorf("loadgen: /proc/%d/stat: bad utime/stime", pid)
 	}
 
-	return time.Duration(ut+st) * time.Second / userHZ, nil
+	return time.Duration(ut+st) * time.Second / userHZ, nil //nolint:gosec // clock ticks of one process: far below 2^63
 }
 
 // RSS is a process's resident set size in bytes, from /proc/<pid>/status.

@@ -65,7 +65,8 @@ type runStats struct {
 	hist     *Hist
 }
 
-var runIDs atomic.Uint32
+// runIDs numbers Runs across the process, so two at once never share an id.
+var runIDs atomic.Uint32 //nolint:gochecknoglobals // shared on purpose: ids unique per process
 
 // Run sends the flows for cfg.Duration and counts what the receivers get.
 func Run(ctx context.Context, cfg RunConfig) (RunResult, error) {

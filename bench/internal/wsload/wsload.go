@@ -243,8 +243,7 @@ func OpenFanout(ctx context.Context, kind Kind, url string, sessions, roomSize i
 			}
 		}
 
-		raw := f.rawOurs
-		l.Raw.Store(&raw)
+		l.SetRaw(f.rawOurs)
 		go func() { <-l.Done(); f.closed.Add(1) }()
 
 		return &member{ours: l}, nil
@@ -269,10 +268,10 @@ func (f *Fanout) record(sentNanos int64) {
 // chatText marks the text field of a ChatMessage frame as the server
 // encodes it: the key "text" then a 19-digit string (fixstr 0xb3), the
 // sender's clock in unix nanoseconds.
-var chatText = []byte("\xa4text\xb3")
+var chatText = []byte("\xa4text\xb3") //nolint:gochecknoglobals // a constant pattern
 
 // okFrame is {"t":"ok","b":{}}, the server's answer to a line sent with id 0.
-var okFrame = func() []byte {
+var okFrame = func() []byte { //nolint:gochecknoglobals // a constant frame
 	f, _ := protocol.Encode(protocol.TypeOK, 0, &protocol.OK{})
 
 	return f

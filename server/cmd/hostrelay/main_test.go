@@ -16,8 +16,8 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
-	"github.com/hostrelay/hostrelay/protocol"
 )
 
 // The tests run the real command in a child process (this test binary,
@@ -138,28 +138,13 @@ func (c *child) exitCode() int {
 }
 
 // lobby dials the child's lobby and says hello, so the session is live.
-func lobby(t *testing.T, addr string) *websocket.Conn {
+func lobby(t *testing.T, addr string) *lobbytest.Conn {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(ctx, "ws://"+addr+"/ws", nil)
+	conn, _, err := lobbytest.Connect(ctx, "ws://"+addr+"/ws", "Ada", lobbytest.Options{})
 	if err != nil {
 		t.Fatal(err)
-	}
-	frame, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "Ada"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := conn.Write(ctx, websocket.MessageBinary, frame); err != nil {
-		t.Fatal(err)
-	}
-	_, data, err := conn.Read(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	env, err := protocol.Decode(data)
-	if err != nil || env.Type != protocol.TypeWelcome {
-		t.Fatalf("welcome: %v %+v", err, env)
 	}
 	return conn
 }
@@ -190,16 +175,11 @@ func TestSIGTERMDrains(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
 	defer cancel()
-	for {
-		_, _, err := conn.Read(ctx)
-		if err == nil {
-			continue // a room-list or ping update sent before the close
-		}
-		var ce websocket.CloseError
-		if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "shutting down") {
-			t.Fatalf("close: %v", err)
-		}
-		break
+	// Frames sent before the close (a ping update) are read and dropped.
+	err := conn.WaitClosed(ctx)
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusGoingAway || !strings.Contains(ce.Reason, "shutting down") {
+		t.Fatalf("close: %v", err)
 	}
 	// The listener closed before the clients were told.
 	dctx, dcancel := context.WithTimeout(t.Context(), 2*time.Second)

@@ -9,7 +9,7 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// roomLog records WatchRooms reports.
+// roomLog records OnRoomChange reports.
 type roomLog struct {
 	mu  sync.Mutex
 	ids []string
@@ -51,10 +51,10 @@ func (l *roomLog) take(t *testing.T, want ...string) []string {
 }
 
 // Every way a session's room changes is reported, after the change.
-func TestWatchRooms(t *testing.T) {
+func TestOnRoomChange(t *testing.T) {
 	hub, url := testHub(t, nil)
 	var log roomLog
-	stop := hub.WatchRooms(log.add)
+	stop := hub.OnRoomChange(log.add)
 
 	host := connect(t, url, "host")
 	rj := host.create("watched", 4, "")
