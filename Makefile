@@ -6,8 +6,8 @@ FUZZTIME ?= 60s
 
 .PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench bench-netcode soak vulncheck screenshots
 
-# npm ci only when the lockfile changed since the last install.
-node_modules/.installed: package.json package-lock.json
+# npm ci only when the lockfile or a workspace's package.json changed since the last install.
+node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json)
 	npm ci --no-audit --no-fund
 	@touch $@
 
@@ -86,4 +86,4 @@ vulncheck:
 	else echo "$$out"; exit $$rc; fi
 
 clean:
-	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg
+	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg web/packages/*/dist

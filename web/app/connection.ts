@@ -7,7 +7,7 @@ import {
   type Transport,
   type TransportFactory,
   type Unsubscribe,
-} from '../src/sdk';
+} from '@hostrelay/sdk';
 
 /** What the page shows about the lobby connection. */
 export type LinkStatus = 'connecting' | 'online' | 'reconnecting';

@@ -1,5 +1,5 @@
-import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '../src/sdk';
-import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '../src/protocol';
+import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '@hostrelay/sdk';
+import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '@hostrelay/protocol';
 import { LobbyLink } from './connection';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';

@@ -6,8 +6,8 @@ import {
   type LobbyClient,
   type Player,
   type Unsubscribe,
-} from '../src/sdk';
-import { MAX_CHAT_TEXT } from '../src/protocol';
+} from '@hostrelay/sdk';
+import { MAX_CHAT_TEXT } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
 import { mountGame, type GameHandle } from './game-mount';
 import { describe } from './messages';

@@ -1,4 +1,4 @@
-import type { ChatMessage, PeerIceState, RoomInfo, RoomSummary } from '../src/sdk';
+import type { ChatMessage, PeerIceState, RoomInfo, RoomSummary } from '@hostrelay/sdk';
 import type { LinkStatus } from './connection';
 
 // The app's observable state. It is also published on window.hostrelay so

@@ -1,4 +1,4 @@
-import type { RoomSession } from '../src/sdk';
+import type { RoomSession } from '@hostrelay/sdk';
 import { PacketKind, decodePacket, encodePacket } from './packets';
 
 /**

@@ -1,5 +1,5 @@
 // The demo game: a small 2D arena where players push a ball into goals.
-// Written only against the SDK's public API (src/sdk and src/netcode), the
+// Written only against the SDK's public API (@hostrelay/sdk and @hostrelay/netcode), the
 // way any game on hostrelay would be. The lobby calls mountGame when the
 // host presses Start.
 import './game.css';
@@ -10,8 +10,8 @@ import {
   type Conditions,
   type Entity,
   type ReadonlyEntityMap,
-} from '../src/netcode';
-import type { RoomSession } from '../src/sdk';
+} from '@hostrelay/netcode';
+import type { RoomSession } from '@hostrelay/sdk';
 import { autopilot } from './autopilot';
 import { ClientGame } from './client-game';
 import { DebugPanel } from './debug-panel';

@@ -1,6 +1,6 @@
 // window.hostrelayGame: what the game shows, for tests and for curious
 // developers in the console. Read-only views plus the two debug switches.
-import type { ClientStats, ConditionerStats, Conditions, Entity, HostPeerStats } from '../src/netcode';
+import type { ClientStats, ConditionerStats, Conditions, Entity, HostPeerStats } from '@hostrelay/netcode';
 import type { Field } from './schema';
 
 export interface HostrelayGameHooks {
