@@ -4,7 +4,7 @@ BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run build web deps test test-go test-web test-packages e2e fuzz vet clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json)
@@ -26,8 +26,8 @@ build: web
 run: build
 	./$(BIN) $(ARGS)
 
-## test: the whole suite (Go with -race, TypeScript, headless Chromium)
-test: build vet test-go test-web e2e
+## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
+test: build vet test-go test-web test-packages e2e
 
 vet:
 	$(GO) vet ./...
@@ -38,6 +38,11 @@ test-go:
 
 test-web: deps
 	npm test
+
+# npm pack of @hostrelay/protocol, sdk and netcode, installed from the
+# tarballs into an empty project and type-checked there (web/packages/install.pack-test.ts).
+test-packages: deps
+	npm run test:packages
 
 e2e: build
 	HOSTRELAY_BIN=$(abspath $(BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
