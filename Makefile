@@ -2,21 +2,34 @@
 GO      ?= go
 BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
+E2E_BIN := bin/hostrelay-e2e
 FUZZTIME ?= 60s
 
-.PHONY: run build web deps test test-go test-web e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run build web web-e2e build-e2e deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
-# npm ci only when the lockfile changed since the last install.
-node_modules/.installed: package.json package-lock.json
+# npm ci only when the lockfile or a workspace's package.json changed since the last install.
+node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json)
 	npm ci --no-audit --no-fund
 	@touch $@
 
 deps: node_modules/.installed
 
-# The web app is built into static/dist, which the Go binary embeds.
+# The web app is built into static/dist, which the Go binary embeds; the
+# check fails the build if test code (the e2e build's hooks) got into it.
 web: deps
 	npm run build
 	@touch static/dist/.gitkeep # vite empties dist; the embed needs a file before the first build
+	npm run --silent check:bundle -- production static/dist
+
+# The end-to-end tests' build of the web app (with the test hooks) and the
+# server binary that embeds it instead of static/dist.
+web-e2e: deps
+	npm run build:e2e
+	@touch static/e2e/.gitkeep
+	npm run --silent check:bundle -- e2e static/e2e
+
+build-e2e: web-e2e
+	$(GO) build -tags e2e -o $(E2E_BIN) ./server/cmd/hostrelay
 
 build: web
 	$(GO) build -o $(BIN) ./server/cmd/hostrelay
@@ -26,8 +39,8 @@ build: web
 run: build
 	./$(BIN) $(ARGS)
 
-## test: the whole suite (Go with -race, TypeScript, headless Chromium)
-test: build vet test-go test-web e2e
+## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
+test: build vet test-go test-web test-packages e2e
 
 ## vet: go vet, golangci-lint (.golangci.yml, the pinned version below) and the TypeScript type check
 # golangci-lint is built from source by `go install` into bin/tools, one
@@ -53,12 +66,17 @@ test-go:
 test-web: deps
 	npm test
 
-e2e: build
-	HOSTRELAY_BIN=$(abspath $(BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
+# npm pack of @hostrelay/protocol, sdk and netcode, installed from the
+# tarballs into an empty project and type-checked there (web/packages/install.pack-test.ts).
+test-packages: deps
+	npm run test:packages
+
+e2e: build build-e2e
+	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
 
 ## screenshots: every lobby screen and the game at 390×844 and 1280×800, and a malformed share link, as PNGs in test-results/screenshots
-screenshots: build
-	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(BIN)) \
+screenshots: build-e2e
+	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(E2E_BIN)) \
 	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts e2e/share-link.test.ts
 
 ## fuzz: run every Go fuzz target for FUZZTIME each under a 4 GiB address-space cap
@@ -100,4 +118,5 @@ vulncheck:
 	else echo "$$out"; exit $$rc; fi
 
 clean:
-	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg
+	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg \
+	  static/e2e/assets static/e2e/index.html static/e2e/*.svg web/packages/*/dist

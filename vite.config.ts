@@ -1,16 +1,34 @@
 import { fileURLToPath } from 'node:url';
-import { defineConfig } from 'vite';
+import { defaultClientConditions, defaultServerConditions, defineConfig, type UserConfig } from 'vite';
+
+/**
+ * The @hostrelay/* workspace packages resolve to their TypeScript sources
+ * here (their package.json's "@hostrelay/source" export condition, also in
+ * tsconfig.json), so the app, the unit tests and vite-node need no package
+ * build first. Outside this repository the same imports get dist/.
+ */
+export const workspaceSources = {
+  resolve: { conditions: ['@hostrelay/source', ...defaultClientConditions] },
+  ssr: { resolve: { conditions: ['@hostrelay/source', ...defaultServerConditions] } },
+} satisfies UserConfig;
 
 // The lobby app lives in web/app; its build is embedded into the Go binary
 // from static/dist, which serves it at / and at /r/<code>, so assets need
 // absolute URLs (base '/').
-export default defineConfig({
+//
+// `vite build --mode e2e` is the end-to-end tests' build, into static/e2e
+// (embedded by `go build -tags e2e`): only there is import.meta.env.MODE
+// 'e2e', so only there do the test hooks (window.hostrelayTest and
+// window.hostrelayGame), TestTraffic and CuttableTransport exist; the
+// production bundle drops them as dead code (make web checks it does).
+export default defineConfig(({ mode }) => ({
+  ...workspaceSources,
   root: fileURLToPath(new URL('./web/app', import.meta.url)),
   base: '/',
   build: {
-    outDir: fileURLToPath(new URL('./static/dist', import.meta.url)),
+    outDir: fileURLToPath(new URL(mode === 'e2e' ? './static/e2e' : './static/dist', import.meta.url)),
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,
   },
-});
+}));

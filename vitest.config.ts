@@ -1,8 +1,11 @@
 import { defineConfig } from 'vitest/config';
+import { workspaceSources } from './vite.config';
 
 // Unit tests sit beside the code under web/. The end-to-end suite has its own
-// config (vitest.e2e.config.ts) because it needs the server binary and Chromium.
+// config (vitest.e2e.config.ts) because it needs the server binary and Chromium;
+// so does the packages' pack-and-install test (web/packages/vitest.config.ts).
 export default defineConfig({
+  ...workspaceSources,
   test: {
     include: ['web/**/*.test.ts'],
     environment: 'node',

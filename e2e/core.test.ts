@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser } from './browser';
-import { stateOf, waitForState } from './page-state';
+import { marksOf, stateOf, waitForState } from './page-state';
 import { serverBinary, startServer, type RunningServer } from './server';
 
 // The core journey through the real binary and real Chromium: a host tab
@@ -115,7 +115,7 @@ describe('share link to relay data channel', () => {
       await client.mouse.move(canvas.x + canvas.width / 3, canvas.y + canvas.height / 2, { steps: 5 });
     }
     await waitForState(client, (n) => window.hostrelay.rttMs !== null && window.hostrelay.packetsReceived >= n + 50, PACKETS);
-    const marks = await client.evaluate(() => window.hostrelayTest.marks);
+    const marks = await marksOf(client);
     const rtt = (await stateOf(client)).rttMs ?? NaN;
     const open = marks.channelOpen ?? NaN;
     console.log(

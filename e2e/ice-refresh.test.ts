@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import type { PeerIceState } from '../web/src/sdk';
+import type { PeerIceState } from '@hostrelay/sdk';
 import { botBinary, startBot } from './bot';
 import { hostRoom, joinByLink, until, useHarness } from './harness';
 import { waitForState } from './page-state';

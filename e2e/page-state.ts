@@ -36,3 +36,27 @@ export async function waitForState<A extends number | string | null>(
 export function stateOf(page: Page): Promise<HostrelayState> {
   return page.evaluate(() => window.hostrelay);
 }
+
+/** When things happened in the page (performance.now() milliseconds), from the page's User Timing marks (web/app/marks.ts). */
+export interface PageMarks {
+  /** The page's script started. */
+  pageStart: number | null;
+  /** The player last asked to create or join. */
+  joinStart: number | null;
+  /** The first data channel to a peer opened. */
+  channelOpen: number | null;
+  /** The room last got a new host. */
+  hostChanged: number | null;
+}
+
+export function marksOf(page: Page): Promise<PageMarks> {
+  return page.evaluate(() => {
+    const last = (name: string): number | null => performance.getEntriesByName(`hostrelay:${name}`, 'mark').at(-1)?.startTime ?? null;
+    return {
+      pageStart: last('page-start'),
+      joinStart: last('join-start'),
+      channelOpen: last('channel-open'),
+      hostChanged: last('host-changed'),
+    };
+  });
+}

@@ -14,7 +14,7 @@ import (
 var update = flag.Bool("update", false, "rewrite the testdata vector files (golden.json, names.json) from the Go cases")
 
 // golden is one vector in testdata/golden.json. The TypeScript codec
-// (web/src/protocol) reads the same file and must produce the same bytes.
+// (web/packages/protocol) reads the same file and must produce the same bytes.
 type golden struct {
 	Name string          `json:"name"`
 	Hex  string          `json:"hex"`

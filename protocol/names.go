@@ -29,7 +29,7 @@ import (
 //   - SameName compares names by their skeletons (NameSkeleton), so a
 //     look-alike joins as "Name (2)".
 //
-// web/src/protocol/names.ts applies the same rules; protocol/testdata/names.json
+// web/packages/protocol/src/names.ts applies the same rules; protocol/testdata/names.json
 // holds vectors both test against.
 
 // NormalizeText returns s in Unicode NFC with surrounding white space

@@ -7,7 +7,7 @@ import (
 )
 
 // nameVector is one entry of testdata/names.json, which the TypeScript port
-// (web/src/protocol/names.test.ts) checks too: the input, whether it is
+// (web/packages/protocol/src/names.test.ts) checks too: the input, whether it is
 // accepted as a player name (or as other text: room names, chat), why not,
 // its normalised form and both skeletons of that form.
 type nameVector struct {

@@ -3,21 +3,14 @@
 package static
 
 import (
-	"embed"
 	"io/fs"
 )
 
-// dist always contains .gitkeep, so the package builds (and go test runs)
-// before the web app has been built; Built reports whether it has.
-//
-//go:embed all:dist
-var dist embed.FS
-
 // FS returns the built web app rooted at its index.html.
 func FS() fs.FS {
-	sub, err := fs.Sub(dist, "dist")
+	sub, err := fs.Sub(web, webDir)
 	if err != nil {
-		panic("static: dist missing from embed: " + err.Error()) // impossible: go:embed guarantees it
+		panic("static: " + webDir + " missing from embed: " + err.Error()) // impossible: go:embed guarantees it
 	}
 	return sub
 }

@@ -2,7 +2,7 @@ import { writeFileSync } from 'node:fs';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { launchBrowser } from '../../e2e/browser';
-import { stateOf, waitForState } from '../../e2e/page-state';
+import { marksOf, stateOf, waitForState } from '../../e2e/page-state';
 
 // Share link opened → first game packet, in headless Chromium with the e2e
 // flags (loopback only). One host tab creates a room and starts the game;
@@ -100,7 +100,7 @@ it('share link to first game packet', async () => {
     await page.click('#join-button');
     await waitForState(page, () => (window.__bench?.firstPacket ?? null) !== null, null);
     const first = await page.evaluate(() => window.__bench?.firstPacket ?? NaN);
-    const marks = await page.evaluate(() => window.hostrelayTest.marks);
+    const marks = await marksOf(page);
     const nav = await page.evaluate(() => {
       const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
       return { response: n?.responseEnd ?? NaN, dom: n?.domContentLoadedEventEnd ?? NaN, load: n?.loadEventEnd ?? NaN };
@@ -110,7 +110,7 @@ it('share link to first game packet', async () => {
     total.push(first);
     channel.push(marks.channelOpen ?? NaN);
     joinClick.push(marks.joinStart ?? NaN);
-    scriptStart.push(marks.pageStart);
+    scriptStart.push(marks.pageStart ?? NaN);
     domLoaded.push(nav.dom);
     await context.close();
     // Let the host see the player leave before the next one comes.

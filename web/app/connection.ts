@@ -1,13 +1,4 @@
-import {
-  Emitter,
-  LobbyClient,
-  backoff,
-  webSocketTransport,
-  type ReconnectPolicy,
-  type Transport,
-  type TransportFactory,
-  type Unsubscribe,
-} from '../src/sdk';
+import { Emitter, LobbyClient, backoff, type ReconnectPolicy, type TransportFactory, type Unsubscribe } from '@hostrelay/sdk';
 
 /** What the page shows about the lobby connection. */
 export type LinkStatus = 'connecting' | 'online' | 'reconnecting';
@@ -21,33 +12,8 @@ export interface LinkEvents {
 export interface LobbyLinkOptions {
   device: string;
   policy?: ReconnectPolicy;
-}
-
-/**
- * The page's WebSocket transport with an outage switch for tests: cut()
- * closes the live socket as a network failure would (code 4000, so the
- * server holds the seat) and fails every dial until the time is up.
- */
-export class CuttableTransport {
-  private downUntil = 0;
-  private live: Transport | null = null;
-
-  readonly factory: TransportFactory = (url, handlers) => {
-    if (performance.now() < this.downUntil) {
-      // Unreachable, as a dial during an outage is: closed before it opened.
-      setTimeout(() => handlers.close(1006, 'network down'), 0);
-      return { send: () => undefined, close: () => undefined };
-    }
-    const t = webSocketTransport(url, handlers);
-    this.live = t;
-    return t;
-  };
-
-  cut(ms: number): void {
-    this.downUntil = performance.now() + ms;
-    this.live?.close(4000, 'network cut');
-    this.live = null;
-  }
+  /** The lobby socket (default: the SDK's WebSocket; the e2e build's can be cut). */
+  transport?: TransportFactory;
 }
 
 /**
@@ -66,7 +32,6 @@ export class LobbyLink {
   private timer: number | null = null;
   private offs: Unsubscribe[] = [];
   private state: LinkStatus = 'connecting';
-  private readonly transport = new CuttableTransport();
 
   constructor(
     private readonly url: string,
@@ -106,16 +71,6 @@ export class LobbyLink {
     void this.dial();
   }
 
-  /** Ends the session as if the server had forgotten it (tests use it to see a fresh reconnect). */
-  simulateDrop(): void {
-    this.current?.close();
-  }
-
-  /** A network outage of `ms` (tests use it to see a resume into the held seat). */
-  simulateOutage(ms: number): void {
-    this.transport.cut(ms);
-  }
-
   /** The current lobby session id, '' before the first connection. */
   get session(): string {
     return this.current?.session ?? '';
@@ -134,7 +89,7 @@ export class LobbyLink {
         device: this.options.device,
         pings: true,
         resume: true,
-        transport: this.transport.factory,
+        transport: this.options.transport,
       });
     } catch {
       this.scheduleRetry();

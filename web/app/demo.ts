@@ -1,4 +1,4 @@
-import type { RoomSession } from '../src/sdk';
+import type { RoomSession } from '@hostrelay/sdk';
 import { PacketKind, decodePacket, echoOf, encodePacket } from './packets';
 import { RttWindow } from './rtt';
 
@@ -98,7 +98,7 @@ export class PointerDemo {
     const p = decodePacket(data);
     if (!p) return;
     switch (p.kind) {
-      case PacketKind.Test: // counted by TestTraffic
+      case PacketKind.Test: // the e2e build's numbered packets (test-traffic.ts)
         return;
       case PacketKind.Pointer:
         if (this.session.role !== 'host' || typeof data === 'string') return;

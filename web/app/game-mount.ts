@@ -1,5 +1,5 @@
 import { mountGame as mountArena } from '../game';
-import type { RoomSession } from '../src/sdk';
+import type { RoomSession } from '@hostrelay/sdk';
 import { mountGame as mountPointer } from './pointer-game';
 
 /** What the lobby hands the game when the host starts it. */

@@ -1,4 +1,4 @@
-import { normalizeName, playerNameProblem } from '../src/protocol';
+import { normalizeName, playerNameProblem } from '@hostrelay/protocol';
 
 // Who this browser is: the player's chosen name and a random device id, both
 // kept in localStorage. The device id is what a room bans when its host kicks

@@ -1,4 +1,4 @@
-import type { RoomSummary } from '../src/sdk';
+import type { RoomSummary } from '@hostrelay/sdk';
 import { lockIcon, span, ui } from './dom';
 import { filterRooms } from './room-filter';
 import type { HostrelayState } from './state';

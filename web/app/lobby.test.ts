@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { RoomSummary } from '../src/sdk';
+import type { RoomSummary } from '@hostrelay/sdk';
 import { startSpot } from './demo';
 import { nameProblem } from './identity';
 import { filterRooms } from './room-filter';

@@ -1,8 +1,9 @@
-import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '../src/sdk';
-import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '../src/protocol';
+import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '@hostrelay/sdk';
+import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '@hostrelay/protocol';
 import { LobbyLink } from './connection';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';
+import { mark } from './marks';
 import { describe } from './messages';
 import { RoomController } from './room-controller';
 import { checkRoomForm, setUpFieldLimits } from './room-form';
@@ -13,19 +14,19 @@ import { render } from './view';
 // The lobby page: who you are, the room browser, the create and join forms,
 // and the hand-over to a RoomController once you are in a room.
 
-const pageStart = performance.now();
+mark('page-start');
 const sharePath = /^\/r\/([^/]+)\/?$/.exec(location.pathname)?.[1];
 
 const store = new Store(initialState(sharePath === undefined ? 'lobby' : 'name', savedName()));
+// The e2e build's window.hostrelayTest; a constant false elsewhere, so the
+// production bundle leaves the hooks out.
+const testing = import.meta.env.MODE === 'e2e' ? installTestHooks() : null;
 const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, savedName(), {
   device: deviceId(),
+  transport: testing?.transport,
 });
-const { hooks, attach } = installTestHooks(pageStart, {
-  dropConnection: () => link.simulateDrop(),
-  cutConnection: (ms) => link.simulateOutage(ms),
-  session: () => link.session,
-});
-const rooms = new RoomController(store, hooks, attach);
+testing?.useLink(link);
+const rooms = new RoomController(store, testing?.attach);
 let directory: RoomDirectory | null = null;
 
 // Fields are filled before the first render, which focuses an empty name field only.
@@ -246,7 +247,7 @@ async function busy(
     fieldError(error, describe('unreachable', ''));
     return;
   }
-  hooks.marks.joinStart = performance.now();
+  mark('join-start');
   button.disabled = true;
   button.setAttribute('aria-busy', 'true');
   try {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { below, fuzz, fuzzInputs, hex, must, seededRandom, type Random } from '../src/fuzz.test-util';
+import { below, fuzz, fuzzInputs, hex, must, seededRandom, type Random } from '@hostrelay/fuzz';
 import { PacketKind, decodePacket, echoOf, encodePacket, type Packet } from './packets';
 
 // The demo's packets come from other players' tabs: decodePacket must answer

@@ -6,19 +6,19 @@ import {
   type LobbyClient,
   type Player,
   type Unsubscribe,
-} from '../src/sdk';
-import { MAX_CHAT_TEXT } from '../src/protocol';
+} from '@hostrelay/sdk';
+import { MAX_CHAT_TEXT } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
 import { mountGame, type GameHandle } from './game-mount';
+import { mark, markOnce } from './marks';
 import { describe } from './messages';
 import type { PointerGameHandle } from './pointer-game';
 import { qrDataUrl } from './qr';
 import { armKick, kickArmed } from './room-view';
-import { MAX_CHAT_LINES, type HostrelayTestHooks, type PlayerView, type Store } from './state';
-import { TestTraffic } from './test-traffic';
+import { MAX_CHAT_LINES, type PlayerView, type Store } from './state';
 
-type Attach = (live: Pick<HostrelayTestHooks, LiveHook> | null) => void;
-type LiveHook = 'sendPackets' | 'receivedCount' | 'selectedCandidatePairTypes' | 'iceRefreshes' | 'iceStates' | 'peerOpens';
+/** Told of each room session the page enters, and of null once it closed (the e2e build's test hooks listen). */
+export type SessionObserver = (session: RoomSession | null) => void;
 
 /** One room from join to close: its session, its listeners, the game once started. */
 interface ActiveRoom {
@@ -26,7 +26,8 @@ interface ActiveRoom {
   client: LobbyClient;
   /** Latest name, ready and ping of each member: playerUpdated events land here. */
   latest: Map<string, Player>;
-  traffic: TestTraffic;
+  /** Game-channel packets received, of any kind. */
+  received: number;
   game: GameHandle | null;
   offs: Unsubscribe[];
   timer: number;
@@ -52,8 +53,7 @@ export class RoomController {
 
   constructor(
     private readonly store: Store,
-    private readonly hooks: HostrelayTestHooks,
-    private readonly attach: Attach,
+    private readonly observe: SessionObserver = () => undefined,
   ) {
     ui.copyButton.addEventListener('click', () => void this.copyLink());
     ui.leaveButton.addEventListener('click', () => void this.leave());
@@ -100,7 +100,7 @@ export class RoomController {
       session,
       client,
       latest: new Map(session.players.map((p) => [p.id, p])),
-      traffic: new TestTraffic(session),
+      received: 0,
       game: null,
       offs: [],
       timer: 0,
@@ -108,7 +108,6 @@ export class RoomController {
     this.active = room;
     this.rejoin = session.role === 'client' || session.room.migrate ? { code: session.room.code, password } : null;
     const refresh = (): void => this.store.update({ players: this.views(room) });
-    let peerOpens = 0;
 
     room.offs.push(
       session.on('playerJoined', (p) => {
@@ -119,14 +118,16 @@ export class RoomController {
         room.latest.delete(p.id);
         refresh();
       }),
+      session.on('message', (_peer, _data, channel) => {
+        if (channel === 'game') room.received++;
+      }),
       session.on('peerOpen', () => {
-        peerOpens++;
-        this.hooks.marks.channelOpen ??= performance.now();
+        markOnce('channel-open');
         this.store.update({ openPeers: session.openPeers });
       }),
       // The host marker moves; a promoted player gets the host's controls (kick, start).
       session.on('hostChanged', ({ role }) => {
-        this.hooks.marks.hostChanged = performance.now();
+        mark('host-changed');
         this.store.update({ role, room: session.room, players: this.views(room), openPeers: session.openPeers });
       }),
       session.on('peerClose', () => this.store.update({ openPeers: session.openPeers })),
@@ -144,20 +145,12 @@ export class RoomController {
     );
     room.timer = window.setInterval(() => {
       const rttMs = rttOf(room.game);
-      const packetsReceived = room.traffic.received;
+      const packetsReceived = room.received;
       if (rttMs !== this.store.state.rttMs || packetsReceived !== this.store.state.packetsReceived) {
         this.store.update({ rttMs, packetsReceived });
       }
     }, 200);
-    this.attach({
-      sendPackets: (n) => room.traffic.send(n),
-      receivedCount: () => room.traffic.testsReceived,
-      selectedCandidatePairTypes: async () =>
-        (await session.selectedCandidatePairs()).map(({ local, remote }) => ({ local, remote })),
-      iceRefreshes: () => session.iceRefreshes,
-      iceStates: () => session.iceStates(),
-      peerOpens: () => peerOpens,
-    });
+    this.observe(session);
 
     const link = `${location.origin}/r/${session.room.code}`;
     history.replaceState(null, '', `/r/${session.room.code}`);
@@ -202,11 +195,10 @@ export class RoomController {
   private onClosed(room: ActiveRoom, reason: string): void {
     for (const off of room.offs) off();
     clearInterval(room.timer);
-    room.traffic.stop();
     room.game?.dispose();
     room.game = null;
     if (this.active === room) this.active = null;
-    this.attach(null);
+    this.observe(null);
     switch (reason) {
       case 'left':
       case 'pagehide':

@@ -1,4 +1,4 @@
-import type { RoomSummary } from '../src/sdk';
+import type { RoomSummary } from '@hostrelay/sdk';
 
 /** The rooms whose name (or host's name) contains the filter text, ignoring case and surrounding spaces. */
 export function filterRooms(rooms: readonly RoomSummary[], filter: string): RoomSummary[] {

@@ -1,5 +1,5 @@
-import type { CreateRoomOptions } from '../src/sdk';
-import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS, normalizeName, textProblem } from '../src/protocol';
+import type { CreateRoomOptions } from '@hostrelay/sdk';
+import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS, normalizeName, textProblem } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
 import { inWords } from './identity';
 

@@ -1,4 +1,4 @@
-import type { ChatMessage, PeerIceState, RoomInfo, RoomSummary } from '../src/sdk';
+import type { ChatMessage, RoomInfo, RoomSummary } from '@hostrelay/sdk';
 import type { LinkStatus } from './connection';
 
 // The app's observable state. It is also published on window.hostrelay so
@@ -49,47 +49,9 @@ export interface HostrelayState {
   packetsReceived: number;
 }
 
-export interface HostrelayMarks {
-  /** performance.now() when this page's script started. */
-  pageStart: number;
-  /** When the user asked to create or join. */
-  joinStart: number | null;
-  /** When the first data channel to a peer opened. */
-  channelOpen: number | null;
-  /** When the room last got a new host. */
-  hostChanged: number | null;
-}
-
-export interface HostrelayTestHooks {
-  /** Sends n numbered packets on the game channel to every open peer; returns how many were accepted. */
-  sendPackets(n: number): number;
-  /** Numbered test packets received so far. */
-  receivedCount(): number;
-  /** The selected candidate pair's types for each peer connection. */
-  selectedCandidatePairTypes(): Promise<{ local: string; remote: string }[]>;
-  /** Ends the lobby session as if the server had lost it: the page reconnects with a new session. */
-  dropConnection(): void;
-  /**
-   * Cuts the lobby connection as a network outage would (close code 4000,
-   * not a clean leave) and refuses to reconnect for `ms`: the seat is held
-   * and the page resumes it once the "network" is back.
-   */
-  cutConnection(ms: number): void;
-  /** The lobby session id (the same after a resume, new after a fresh reconnect). */
-  session(): string;
-  /** TURN credential refreshes the room session has applied. */
-  iceRefreshes(): number;
-  /** Per peer connection: ICE restarts, the current ICE ufrag and the one of the pair in use (equal once a restart completed). */
-  iceStates(): Promise<PeerIceState[]>;
-  /** Peer connections whose channels opened in this room (a refresh must not add any). */
-  peerOpens(): number;
-  marks: HostrelayMarks;
-}
-
 declare global {
   interface Window {
     hostrelay: HostrelayState;
-    hostrelayTest: HostrelayTestHooks;
   }
 }
 

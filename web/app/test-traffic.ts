@@ -1,28 +1,20 @@
-import type { RoomSession } from '../src/sdk';
+import type { RoomSession } from '@hostrelay/sdk';
 import { PacketKind, decodePacket, encodePacket } from './packets';
 
 /**
- * Numbered test packets on the game channel and a count of every game packet
- * received. They run from the moment the room is joined, game or no game, so
- * end-to-end tests can check the relay before anyone presses Start.
+ * Numbered test packets on the game channel. They run from the moment the
+ * room is joined, game or no game, so end-to-end tests can check the relay
+ * before anyone presses Start. In the e2e build only (test-hooks.ts).
  */
 export class TestTraffic {
   private seq = 0;
   private tests = 0;
-  private all = 0;
   private readonly off: () => void;
 
   constructor(private readonly session: RoomSession) {
     this.off = session.on('message', (_peer, data, channel) => {
-      if (channel !== 'game') return;
-      this.all++;
-      if (decodePacket(data)?.kind === PacketKind.Test) this.tests++;
+      if (channel === 'game' && decodePacket(data)?.kind === PacketKind.Test) this.tests++;
     });
-  }
-
-  /** Game-channel packets received, of any kind. */
-  get received(): number {
-    return this.all;
   }
 
   get testsReceived(): number {

@@ -5,7 +5,7 @@
 //
 //   npm run bench:netcode            (SECONDS=60 for a longer match)
 import { arenaMatch } from '../game/bots.test-util';
-import type { Conditions } from '../src/netcode';
+import type { Conditions } from '@hostrelay/netcode';
 
 const SECONDS = Number(process.env['SECONDS'] ?? 30);
 const WARMUP_MS = 3000;

@@ -1,5 +1,5 @@
 // The host's world: players, the ball and the score, stepped once per tick.
-import type { Entity, Handover, HostTick } from '../src/netcode';
+import type { Entity, Handover, HostTick } from '@hostrelay/netcode';
 import { bounceBallOffPlayer, kickBall, moveBall, movePlayer, separatePlayers, type Goal } from './physics';
 import { ARENA_H, ARENA_W, BALL_ID, Kind, SCORE_ID, schema, teamOf, type ArenaInput, type Field } from './schema';
 

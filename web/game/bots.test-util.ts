@@ -1,7 +1,7 @@
 // The arena played by bots on simulated time: the host and every client run
 // the real game code (HostGame, ClientGame, autopilot) over the SDK's
 // simulated network, each bot steering from what its own tab draws.
-import { SimClock, SimNetwork, type Conditions } from '../src/netcode';
+import { SimClock, SimNetwork, type Conditions } from '@hostrelay/netcode';
 import { autopilot, type PilotView } from './autopilot';
 import { ClientGame } from './client-game';
 import { HostGame } from './host-game';

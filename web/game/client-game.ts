@@ -1,5 +1,5 @@
 // A joining tab's side: predicts its own player, interpolates the rest.
-import { NetClient, type ClientView, type Entity, type NetTransport, type Scheduler } from '../src/netcode';
+import { NetClient, type ClientView, type Entity, type NetTransport, type Scheduler } from '@hostrelay/netcode';
 import { movePlayer, separatePlayers } from './physics';
 import { arenaGame, Kind, schema, type ArenaInput, type Field } from './schema';
 

@@ -1,5 +1,5 @@
 // The conditioner's controls: presets and the five knobs, applied live.
-import type { Conditions } from '../src/netcode';
+import type { Conditions } from '@hostrelay/netcode';
 
 export const PRESETS: Readonly<Record<string, Conditions>> = {
   off: { latencyMs: 0, jitterMs: 0, loss: 0, duplicate: 0, reorder: 0 },

@@ -7,7 +7,7 @@ import {
   type NetTransport,
   type ReadonlyEntityMap,
   type Scheduler,
-} from '../src/netcode';
+} from '@hostrelay/netcode';
 import { Arena } from './arena';
 import { PLAYER_MAX_SPEED } from './physics';
 import { arenaGame, BALL_ID, schema, SNAPSHOT_RATE, type ArenaInput, type Field } from './schema';

@@ -1,5 +1,5 @@
 // The demo game: a small 2D arena where players push a ball into goals.
-// Written only against the SDK's public API (src/sdk and src/netcode), the
+// Written only against the SDK's public API (@hostrelay/sdk and @hostrelay/netcode), the
 // way any game on hostrelay would be. The lobby calls mountGame when the
 // host presses Start.
 import './game.css';
@@ -10,8 +10,8 @@ import {
   type Conditions,
   type Entity,
   type ReadonlyEntityMap,
-} from '../src/netcode';
-import type { RoomSession } from '../src/sdk';
+} from '@hostrelay/netcode';
+import type { RoomSession } from '@hostrelay/sdk';
 import { autopilot } from './autopilot';
 import { ClientGame } from './client-game';
 import { DebugPanel } from './debug-panel';
@@ -20,7 +20,7 @@ import { Keyboard } from './keyboard';
 import { Netgraph } from './netgraph';
 import { Renderer, teamName } from './render';
 import { BALL_ID, teamOf, type ArenaInput, type Field } from './schema';
-import type { HostrelayGameHooks } from './test-hooks';
+import { publishGameHooks } from './test-hooks';
 
 export interface MountGameOptions {
   session: RoomSession;
@@ -38,7 +38,7 @@ export interface GameHandle {
 
 export type { HostrelayGameHooks } from './test-hooks';
 
-/** Frames of ball positions a client keeps for window.hostrelayGame (about 20 s at 60 fps). */
+/** Frames of ball positions a client keeps for window.hostrelayGame (about 20 s at 60 fps; e2e build only). */
 const SAMPLES = 1200;
 
 /**
@@ -161,7 +161,7 @@ export function mountGame(opts: MountGameOptions): GameHandle {
       drawn = v.entities;
       me = v.local;
       ball = v.entities.get(BALL_ID) ?? null;
-      if (ball) {
+      if (import.meta.env.MODE === 'e2e' && ball) {
         samples.push([v.renderTick, ball.x, ball.y]);
         if (samples.length > SAMPLES) samples.shift();
       }
@@ -189,34 +189,38 @@ export function mountGame(opts: MountGameOptions): GameHandle {
     client?.stop();
   });
 
-  const hooks: HostrelayGameHooks = {
-    get role() {
-      return host ? 'host' : 'client';
-    },
-    ready: () =>
-      host
-        ? host.net.players.length - host.net.reconnecting.length > 1
-        : !!client && client.net.synced && me !== null && ball !== null,
-    hostId: () => transport.hostId,
-    promoted: () => promoted,
-    entities: () => [...drawn].map(([id, e]) => [id, { ...e }]),
-    placeBall: (x, y, vx, vy) => {
-      if (host) Object.assign(host.arena.ball, { x, y, vx, vy });
-      return host !== null;
-    },
-    tick: () => (host ? host.net.tick : (samples[samples.length - 1]?.[0] ?? 0)),
-    ballHistory: () => host?.ballHistory() ?? [],
-    ballSamples: () => (host ? (ball ? [[host.net.tick, ball.x, ball.y]] : []) : [...samples]),
-    clientStats: () => client?.net.stats() ?? null,
-    hostStats: () => host?.peerStats() ?? [],
-    setAutopilot: (on) => {
-      pilot = on;
-      pilotBox.checked = on;
-    },
-    setConditions: (c) => transport.setConditions(c),
-    conditioner: () => ({ conditions: { ...transport.conditions }, stats: transport.stats }),
-  };
-  window.hostrelayGame = hooks;
+  // window.hostrelayGame, in the e2e build only: elsewhere the condition is a
+  // constant false and the bundle leaves the hooks out.
+  let unpublish: (() => void) | null = null;
+  if (import.meta.env.MODE === 'e2e') {
+    unpublish = publishGameHooks({
+      get role() {
+        return host ? 'host' : 'client';
+      },
+      ready: () =>
+        host
+          ? host.net.players.length - host.net.reconnecting.length > 1
+          : !!client && client.net.synced && me !== null && ball !== null,
+      hostId: () => transport.hostId,
+      promoted: () => promoted,
+      entities: () => [...drawn].map(([id, e]) => [id, { ...e }]),
+      placeBall: (x, y, vx, vy) => {
+        if (host) Object.assign(host.arena.ball, { x, y, vx, vy });
+        return host !== null;
+      },
+      tick: () => (host ? host.net.tick : (samples[samples.length - 1]?.[0] ?? 0)),
+      ballHistory: () => host?.ballHistory() ?? [],
+      ballSamples: () => (host ? (ball ? [[host.net.tick, ball.x, ball.y]] : []) : [...samples]),
+      clientStats: () => client?.net.stats() ?? null,
+      hostStats: () => host?.peerStats() ?? [],
+      setAutopilot: (on) => {
+        pilot = on;
+        pilotBox.checked = on;
+      },
+      setConditions: (c) => transport.setConditions(c),
+      conditioner: () => ({ conditions: { ...transport.conditions }, stats: transport.stats }),
+    });
+  }
 
   host?.start();
   client?.start();
@@ -237,7 +241,7 @@ export function mountGame(opts: MountGameOptions): GameHandle {
       transport.dispose();
       keyboard.dispose();
       root.remove();
-      if (window.hostrelayGame === hooks) delete window.hostrelayGame;
+      unpublish?.();
     },
   };
 }

@@ -1,7 +1,7 @@
 // The netgraph: what the network is doing to this tab, refreshed a few
 // times a second, with a strip chart of the round trip (and corrections as
 // ticks on it) in the style of Source's net_graph.
-import type { ClientStats, HostPeerStats } from '../src/netcode';
+import type { ClientStats, HostPeerStats } from '@hostrelay/netcode';
 
 const HISTORY = 120;
 

@@ -1,6 +1,6 @@
 // The arena's rules. movePlayer is the one piece clients run too (to predict
 // themselves), so it depends on nothing but its arguments.
-import type { Entity } from '../src/netcode';
+import type { Entity } from '@hostrelay/netcode';
 import { ARENA_H, ARENA_W, BALL_R, GOAL_H, PLAYER_R, type ArenaInput, type Field } from './schema';
 
 export const PLAYER_MAX_SPEED = 260; // px/s

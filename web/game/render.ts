@@ -1,5 +1,5 @@
 // Draws one frame of the arena on a canvas scaled to fit its box.
-import type { Entity, ReadonlyEntityMap } from '../src/netcode';
+import type { Entity, ReadonlyEntityMap } from '@hostrelay/netcode';
 import { ARENA_H, ARENA_W, BALL_R, GOAL_H, Kind, PLAYER_R, SCORE_ID, type Field } from './schema';
 
 export const TEAM_COLORS = ['#e5484d', '#3e7bfa'] as const;

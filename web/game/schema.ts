@@ -1,6 +1,6 @@
 // What the arena puts on the wire: its entity layout, its input and its
 // tick rate. Host and clients import the same definitions.
-import { buttonsCodec, Schema, type Buttons, type NetGame } from '../src/netcode';
+import { buttonsCodec, Schema, type Buttons, type NetGame } from '@hostrelay/netcode';
 
 export const ARENA_W = 960;
 export const ARENA_H = 540;

@@ -1,6 +1,8 @@
-// window.hostrelayGame: what the game shows, for tests and for curious
-// developers in the console. Read-only views plus the two debug switches.
-import type { ClientStats, ConditionerStats, Conditions, Entity, HostPeerStats } from '../src/netcode';
+// window.hostrelayGame: what the game shows, for the end-to-end tests.
+// Read-only views plus the two debug switches. In the e2e build only (vite
+// build --mode e2e): index.ts publishes it behind import.meta.env.MODE ===
+// 'e2e', so the production bundle has none of it (make web checks it).
+import type { ClientStats, ConditionerStats, Conditions, Entity, HostPeerStats } from '@hostrelay/netcode';
 import type { Field } from './schema';
 
 export interface HostrelayGameHooks {
@@ -37,4 +39,12 @@ declare global {
   interface Window {
     hostrelayGame?: HostrelayGameHooks;
   }
+}
+
+/** Publishes the hooks on window; the returned function takes them down again (if still ours). */
+export function publishGameHooks(hooks: HostrelayGameHooks): () => void {
+  window.hostrelayGame = hooks;
+  return () => {
+    if (window.hostrelayGame === hooks) delete window.hostrelayGame;
+  };
 }

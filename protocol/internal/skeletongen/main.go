@@ -1,6 +1,6 @@
 // Command skeletongen writes the table protocol.NameSkeleton maps names
 // through (protocol/skeleton_table.go) and the same table for the browser
-// (web/src/protocol/skeleton-table.ts), from the UTS #39 confusables data in
+// (web/packages/protocol/src/skeleton-table.ts), from the UTS #39 confusables data in
 // a pinned module, Go's case tables and x/text's normalisation. Run it with
 // `go generate ./protocol`; its test fails when either file is out of step.
 package main
@@ -27,7 +27,7 @@ const source = "github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b65
 
 const (
 	goFile = "skeleton_table.go"
-	tsFile = "../web/src/protocol/skeleton-table.ts"
+	tsFile = "../web/packages/protocol/src/skeleton-table.ts"
 )
 
 func main() {

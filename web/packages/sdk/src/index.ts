@@ -1,0 +1,47 @@
+// hostrelay browser SDK: a lobby client, room sessions with relay-only WebRTC
+// data channels to the host, and the wire codec underneath.
+export {
+  LobbyClient,
+  type CreateRoomOptions,
+  type LobbyClientOptions,
+  type LobbyEvents,
+  type OutgoingSignal,
+  type RoomSettings,
+} from './lobby-client.js';
+export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
+export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
+export {
+  RoomSession,
+  type PeerIceState,
+  type PeerPairTypes,
+  type Role,
+  type RoomSessionEvents,
+  type RoomSessionOptions,
+} from './room-session.js';
+export { DEFAULT_CONNECT_TIMEOUT_MS, PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link.js';
+export { channelConfig, DEFAULT_MAX_BUFFERED_GAME, type ChannelName } from './channels.js';
+export { Emitter, type EventMap, type Unsubscribe } from './emitter.js';
+export {
+  ClientErrorCode,
+  LobbyError,
+  PeerError,
+  PeerErrorCode,
+  type ClientErrorCodeName,
+  type LobbyErrorCode,
+  type PeerErrorCodeName,
+} from './errors.js';
+export { webSocketTransport, type Transport, type TransportFactory, type TransportHandlers } from './transport.js';
+export type { CandidatePairTypes, SelectedPair } from './stats.js';
+export type {
+  ChatMessage,
+  GameStarted,
+  Ice,
+  IceServer,
+  Player,
+  RoomInfo,
+  RoomJoined,
+  RoomListUpdate,
+  RoomSummary,
+  Signal,
+} from '@hostrelay/protocol';
+export { ErrorCode, Reason, normalizeRoomCode } from '@hostrelay/protocol';

@@ -1,0 +1,367 @@
+import type { HostChanged, Ice, Player, RoomInfo, RoomJoined, Signal } from '@hostrelay/protocol';
+import type { ChannelName } from './channels.js';
+import { Emitter, type Unsubscribe } from './emitter.js';
+import type { LobbyError, PeerError } from './errors.js';
+import type { CreateRoomOptions, LobbyClient } from './lobby-client.js';
+import { PeerLink, type ChannelData } from './peer-link.js';
+import { backoff, type ReconnectPolicy } from './reconnect.js';
+import type { SelectedPair } from './stats.js';
+
+export type Role = 'host' | 'client';
+
+export interface RoomSessionOptions {
+  /** Game packets are dropped while a channel has more than this many bytes queued. */
+  maxBufferedGame?: number;
+  /** Close every peer connection on `pagehide` (default true): TURN allocations of a closed page otherwise linger. */
+  closeOnPageHide?: boolean;
+  /** Fail a peer whose channels are not open this long after it was made (ms; default 20 s). */
+  connectTimeoutMs?: number;
+  /** Makes each RTCPeerConnection; tests plug in a fake. */
+  createPeerConnection?: (config: RTCConfiguration) => RTCPeerConnection;
+  /**
+   * A client whose open connection to the host drops while both are still
+   * in the room offers again on this schedule (default 1 s, 2 s, 4 s, then
+   * gives up; null: never). A host that does not take an ICE restart on the
+   * same connection (one that answers every offer with a new connection)
+   * drops ours at a credential refresh; this brings it back.
+   */
+  hostLinkPolicy?: ReconnectPolicy | null;
+}
+
+export interface RoomSessionEvents {
+  /** Both data channels to this peer are open. */
+  peerOpen: [peerId: string];
+  peerClose: [peerId: string];
+  message: [peerId: string, data: ArrayBuffer | string, channel: ChannelName];
+  playerJoined: [player: Player];
+  playerLeft: [player: Player, reason: string];
+  /**
+   * The host left a room made with `migrate` and the server promoted
+   * `host`. `role` is this tab's role from now on: 'host' means the game's
+   * authority is now here, and clients are about to offer to us.
+   */
+  hostChanged: [change: { host: string; previous: string; role: Role }];
+  /**
+   * Fresh TURN credentials were applied to every peer connection (clients
+   * restart ICE on them); `count` is how many refreshes this session has had.
+   */
+  iceRefreshed: [count: number];
+  /** A peer connection failed (PeerError) or the server sent a notice (LobbyError). */
+  error: [error: PeerError | LobbyError];
+  /** The session is over: 'left', 'host_left', 'disconnected' or 'pagehide'. */
+  closed: [reason: string];
+}
+
+/** A link to the host that stayed open this long (ms) resets the count of attempts to bring it back. */
+const STABLE_LINK_MS = 10_000;
+
+export interface PeerPairTypes extends SelectedPair {
+  peerId: string;
+}
+
+/** Where a peer connection's ICE stands after credential refreshes. */
+export interface PeerIceState {
+  peerId: string;
+  /** ICE restarts offered (client) or answered (host) on this connection. */
+  restarts: number;
+  /** The current ICE username fragment of this end. */
+  ufrag: string | null;
+  /** The username fragment of the selected pair's local candidate: equal to `ufrag` once a restart has completed. */
+  selectedUfrag: string | null;
+}
+
+/**
+ * A room from this tab's point of view. The host keeps one peer connection
+ * per client (a star); a client has one, to the host, and makes its offer.
+ */
+export class RoomSession {
+  readonly you: string;
+  private info: RoomInfo;
+  private ice: Ice;
+  private refreshes = 0;
+  private readonly events = new Emitter<RoomSessionEvents>();
+  private readonly peers = new Map<string, PeerLink>();
+  private readonly members: Player[];
+  private readonly offs: Unsubscribe[] = [];
+  private closedReason: string | null = null;
+  private droppedByClosedPeers = 0;
+  private relinkAttempts = 0;
+  private relinkTimer: ReturnType<typeof setTimeout> | null = null;
+
+  /** Creates a room and becomes its host. */
+  static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
+    return new RoomSession(lobby, await lobby.createRoom(room), options);
+  }
+
+  /** Joins a room by code and connects to its host. */
+  static async join(lobby: LobbyClient, code: string, password?: string, options?: RoomSessionOptions): Promise<RoomSession> {
+    return new RoomSession(lobby, await lobby.joinRoom(code, password), options);
+  }
+
+  /** Starts a session from a RoomJoined reply the caller got itself. */
+  constructor(
+    private readonly lobby: LobbyClient,
+    joined: RoomJoined,
+    private readonly options: RoomSessionOptions = {},
+  ) {
+    this.info = joined.room;
+    this.you = joined.you;
+    this.ice = joined.ice;
+    this.members = [...joined.players];
+
+    this.offs.push(
+      lobby.on('signal', (s) => this.onSignal(s)),
+      lobby.on('playerJoined', (p) => this.onPlayerJoined(p)),
+      lobby.on('playerLeft', (e) => this.onPlayerLeft(e.id, e.reason)),
+      lobby.on('roomClosed', (e) => this.close(e.reason || 'host_left')),
+      lobby.on('roomUpdated', (info) => {
+        this.info = info;
+      }),
+      lobby.on('hostChanged', (e) => this.onHostChanged(e)),
+      lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
+      lobby.on('close', () => this.close('disconnected')),
+      lobby.on('error', (err) => this.events.emit('error', err)),
+    );
+    if ((options.closeOnPageHide ?? true) && typeof globalThis.addEventListener === 'function') {
+      const onPageHide = (): void => this.close('pagehide');
+      globalThis.addEventListener('pagehide', onPageHide);
+      this.offs.push(() => globalThis.removeEventListener('pagehide', onPageHide));
+    }
+    // Let the caller subscribe before the first event.
+    if (this.role === 'client') queueMicrotask(() => this.connectToHost());
+  }
+
+  on<K extends keyof RoomSessionEvents>(event: K, listener: (...args: RoomSessionEvents[K]) => void): Unsubscribe {
+    return this.events.on(event, listener);
+  }
+
+  /** The room as last heard: its host changes on migration, its settings on roomUpdated. */
+  get room(): RoomInfo {
+    return this.info;
+  }
+
+  get hostId(): string {
+    return this.info.host;
+  }
+
+  /** 'host' while this tab is the room's authority; changes when the server migrates the host. */
+  get role(): Role {
+    return this.info.host === this.you ? 'host' : 'client';
+  }
+
+  /** TURN credential refreshes applied so far. */
+  get iceRefreshes(): number {
+    return this.refreshes;
+  }
+
+  /** ICE restarts each peer has gone through (a client offers one per refresh). */
+  get iceRestarts(): { peerId: string; restarts: number }[] {
+    return [...this.peers.values()].map((p) => ({ peerId: p.peerId, restarts: p.iceRestarts }));
+  }
+
+  /** Each peer's ICE session now and the one its traffic uses (from getStats). */
+  async iceStates(): Promise<PeerIceState[]> {
+    const out: PeerIceState[] = [];
+    for (const p of this.peers.values()) {
+      const pair = await p.selectedCandidatePair();
+      out.push({ peerId: p.peerId, restarts: p.iceRestarts, ufrag: p.localUfrag, selectedUfrag: pair?.localUfrag ?? null });
+    }
+    return out;
+  }
+
+  /** Everyone in the room, oldest first, this tab included. */
+  get players(): readonly Player[] {
+    return this.members;
+  }
+
+  /** Peers whose channels are open: clients for the host, the host for a client. */
+  get openPeers(): string[] {
+    return [...this.peers.values()].filter((p) => p.isOpen).map((p) => p.peerId);
+  }
+
+  /** Game packets dropped by pacing, over the session's life. */
+  get droppedPackets(): number {
+    let n = this.droppedByClosedPeers;
+    for (const p of this.peers.values()) n += p.dropped;
+    return n;
+  }
+
+  get closed(): boolean {
+    return this.closedReason !== null;
+  }
+
+  /** Sends to one peer; false if it is not connected or the packet was dropped by pacing. */
+  send(peerId: string, data: ChannelData, channel: ChannelName = 'game'): boolean {
+    return this.peers.get(peerId)?.send(data, channel) ?? false;
+  }
+
+  /** Sends to every open peer (for a client, the host); returns how many took it. */
+  broadcast(data: ChannelData, channel: ChannelName = 'game'): number {
+    let n = 0;
+    for (const p of this.peers.values()) if (p.send(data, channel)) n++;
+    return n;
+  }
+
+  /** The candidate types of each open peer's selected pair (relay/relay when all is well). */
+  async selectedCandidatePairs(): Promise<PeerPairTypes[]> {
+    const out: PeerPairTypes[] = [];
+    for (const p of this.peers.values()) {
+      const pair = await p.selectedCandidatePair();
+      if (pair) out.push({ peerId: p.peerId, ...pair });
+    }
+    return out;
+  }
+
+  /** Leaves the room (closing it if we host) and ends the session. */
+  async leave(): Promise<void> {
+    if (this.closed) return;
+    this.close('left');
+    await this.lobby.leaveRoom();
+  }
+
+  /** Ends the session locally: closes every peer connection. Idempotent. */
+  close(reason = 'closed'): void {
+    if (this.closedReason !== null) return;
+    this.closedReason = reason;
+    this.cancelRelink();
+    for (const off of this.offs) off();
+    for (const p of [...this.peers.values()]) p.close();
+    this.peers.clear();
+    this.events.emit('closed', reason);
+    this.events.clear();
+  }
+
+  private connectToHost(): void {
+    if (this.closed) return;
+    this.addPeer(this.hostId, true).start();
+  }
+
+  private onSignal(s: Signal): void {
+    if (this.role === 'client') {
+      if (s.from === this.hostId) this.peers.get(s.from)?.handleSignal(s);
+      return;
+    }
+    if (!this.members.some((m) => m.id === s.from)) return;
+    let peer = this.peers.get(s.from);
+    // An offer from the connection we already have is a renegotiation (an
+    // ICE restart on fresh credentials): answer it in place, channels stay.
+    // Any other offer is a new connection and replaces the old one.
+    if (s.kind === 'offer' && !peer?.isRenegotiation(s.sdp)) {
+      peer?.close();
+      peer = this.addPeer(s.from, false);
+    }
+    peer?.handleSignal(s);
+  }
+
+  /**
+   * Re-forms the star around the new host. The old host's playerLeft came
+   * first and closed our link to it; whatever else no longer fits is closed
+   * here. A client offers to the new host exactly as on joining; the new
+   * host just starts answering offers.
+   */
+  private onHostChanged(e: HostChanged): void {
+    if (this.closed || e.host === this.info.host) return;
+    this.info = { ...this.info, host: e.host };
+    this.cancelRelink();
+    this.relinkAttempts = 0;
+    const role = this.role;
+    for (const p of [...this.peers.values()]) {
+      if (role === 'host' || p.peerId !== e.host) p.close();
+    }
+    this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
+    if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
+  }
+
+  /** New credentials: kept for peers made from now on, and handed to every open one. */
+  private onIceRefresh(ice: Ice): void {
+    if (this.closed) return;
+    this.ice = ice;
+    const servers = this.iceServers();
+    for (const p of this.peers.values()) p.refreshIce(servers);
+    this.refreshes++;
+    this.events.emit('iceRefreshed', this.refreshes);
+  }
+
+  private iceServers(): RTCIceServer[] {
+    return this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential }));
+  }
+
+  private addPeer(peerId: string, offerer: boolean): PeerLink {
+    const peer = new PeerLink({
+      peerId,
+      offerer,
+      iceServers: this.iceServers(),
+      signal: (s) => this.lobby.sendSignal(s),
+      maxBufferedGame: this.options.maxBufferedGame,
+      connectTimeoutMs: this.options.connectTimeoutMs,
+      createPeerConnection: this.options.createPeerConnection,
+    });
+    this.peers.set(peerId, peer);
+    let opened = false;
+    // A link made to replace a dropped one: if it fails too, the policy says whether to go on.
+    const relink = offerer && this.relinkAttempts > 0;
+    let openedAt = 0;
+    peer.on('open', () => {
+      opened = true;
+      openedAt = Date.now();
+      this.events.emit('peerOpen', peerId);
+    });
+    peer.on('message', (data, channel) => this.events.emit('message', peerId, data, channel));
+    peer.on('error', (err) => this.events.emit('error', err));
+    peer.on('close', () => {
+      this.droppedByClosedPeers += peer.dropped;
+      if (this.peers.get(peerId) === peer) this.peers.delete(peerId);
+      if (opened) this.events.emit('peerClose', peerId);
+      // Our link to the host dropped although the room says both of us are
+      // still here (we close it ourselves before a playerLeft or a host
+      // change lands): offer again, as on joining.
+      if ((opened || relink) && offerer && this.shouldRelink(peerId)) {
+        // A link that had been up a while starts a new series of attempts.
+        if (opened && Date.now() - openedAt > STABLE_LINK_MS) this.relinkAttempts = 0;
+        this.scheduleRelink();
+      }
+    });
+    return peer;
+  }
+
+  private shouldRelink(peerId: string): boolean {
+    return (
+      !this.closed &&
+      this.role === 'client' &&
+      peerId === this.hostId &&
+      !this.peers.has(peerId) &&
+      this.members.some((m) => m.id === peerId)
+    );
+  }
+
+  private scheduleRelink(): void {
+    const policy = this.options.hostLinkPolicy === undefined ? backoff({ initialMs: 1000, maxMs: 4000, maxAttempts: 3 }) : this.options.hostLinkPolicy;
+    if (policy === null || this.relinkTimer !== null) return;
+    const delay = policy.nextRetryDelayMs(++this.relinkAttempts);
+    if (delay === null) return;
+    const host = this.hostId;
+    this.relinkTimer = setTimeout(() => {
+      this.relinkTimer = null;
+      if (host === this.hostId && this.shouldRelink(host)) this.connectToHost();
+    }, delay);
+  }
+
+  private cancelRelink(): void {
+    if (this.relinkTimer !== null) clearTimeout(this.relinkTimer);
+    this.relinkTimer = null;
+  }
+
+  private onPlayerJoined(p: Player): void {
+    if (this.members.some((m) => m.id === p.id)) return;
+    this.members.push(p);
+    this.events.emit('playerJoined', p);
+  }
+
+  private onPlayerLeft(id: string, reason: string): void {
+    const i = this.members.findIndex((m) => m.id === id);
+    if (i < 0) return;
+    const [player] = this.members.splice(i, 1);
+    this.peers.get(id)?.close();
+    if (player) this.events.emit('playerLeft', player, reason);
+  }
+}
