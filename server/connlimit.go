@@ -74,15 +74,17 @@ func (l *connLimiter) admit(c net.Conn) *limitedConn {
 		}
 		l.mu.Unlock()
 
+		// Counted before the close, so whoever sees the connection closed
+		// (the client, a test) sees it counted.
 		if victim == nil {
-			_ = c.Close()
 			l.note(l.refused.Add(1), l.evicted.Load())
+			_ = c.Close()
 			return nil
 		}
 		// Its Close frees its place; go round again rather than assume it,
 		// since the loop re-checks under the lock.
-		_ = victim.Close()
 		l.note(l.refused.Load(), l.evicted.Add(1))
+		_ = victim.Close()
 	}
 }
 

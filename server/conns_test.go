@@ -75,14 +75,13 @@ func TestHTTPConnCap(t *testing.T) {
 			t.Fatalf("connection %d of 4: status %d", i+1, code)
 		}
 		conns = append(conns, h)
+		// The server marks a connection idle just after the client has its
+		// answer; one at a time, so they wait in the order they came.
+		testwait.For(t, "the connection to be idle", func() bool { return s.conns.waitingLen() == i+1 })
 	}
 	if open, _ := s.conns.counts(); open != 4 || s.conns.evicted.Load() != 0 {
 		t.Fatalf("at the cap: %d open, %d evicted; want 4, 0", open, s.conns.evicted.Load())
 	}
-	// The server marks a connection idle just after the client has its
-	// response; wait for all four, so the first is the longest waiting.
-	testwait.For(t, "four idle connections", func() bool { return s.conns.waitingLen() == 4 })
-
 	fifth := dialHTTP(t, addr)
 	if code := fifth.get("/healthz"); code != http.StatusOK {
 		t.Fatalf("past the cap: status %d", code)
@@ -96,15 +95,28 @@ func TestHTTPConnCap(t *testing.T) {
 	if got := s.conns.evicted.Load(); got != 1 {
 		t.Fatalf("evicted %d, want 1", got)
 	}
+	// As above: the server marks conns[1] idle again just after its answer.
+	testwait.For(t, "four idle connections again", func() bool { return s.conns.waitingLen() == 4 })
 
 	// Three lobby WebSockets fit (4 less one kept for plain requests), and
 	// new connections evict idle ones rather than them.
 	for i := range 3 {
 		dialLobby(t, addr, "p"+string(rune('a'+i)))
 	}
+	testwait.For(t, "three WebSockets and one idle connection", func() bool {
+		_, ws := s.conns.counts()
+		return ws == 3 && s.conns.waitingLen() == 1
+	})
 	if _, resp, err := dialWS(t, addr, "", nil); err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
 		t.Fatalf("a WebSocket past the share: %v %v, want 503", err, resp)
 	}
+	// The 503's connection is busy until the server has finished with it,
+	// which can be just after the client read the answer; a connection can
+	// only take the place of an idle one (or a free one).
+	testwait.For(t, "the refused WebSocket's connection to be idle or closed", func() bool {
+		open, _ := s.conns.counts()
+		return open < 4 || s.conns.waitingLen() > 0
+	})
 	if code := dialHTTP(t, addr).get("/healthz"); code != http.StatusOK {
 		t.Fatalf("/healthz with the WebSocket share full: status %d", code)
 	}
