@@ -1,50 +1,16 @@
 package client_test
 
 import (
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
-	"net"
-	"net/http"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/internal/netcut"
 	"github.com/hostrelay/hostrelay/protocol"
 )
-
-// cuttable is an HTTP client whose TCP connections the test can cut, as a
-// network failure would: no close frame, just a dead socket.
-type cuttable struct {
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func (c *cuttable) client() *http.Client {
-	var d net.Dialer
-	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
-		if err == nil {
-			c.mu.Lock()
-			c.conns = append(c.conns, conn)
-			c.mu.Unlock()
-		}
-		return conn, err
-	}}}
-}
-
-func (c *cuttable) cut() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, conn := range c.conns {
-		conn.Close()
-	}
-	n := len(c.conns)
-	c.conns = nil
-	return n
-}
 
 // TestResumeAfterConnectionCut: the lobby WebSocket dies mid-game; the SDK
 // resumes the held seat, the host never sees the player leave, events sent
@@ -57,8 +23,8 @@ func TestResumeAfterConnectionCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var net cuttable
-	pl, err := client.Dial(ctx, url, client.Options{Name: "Player", HTTPClient: net.client(),
+	var net netcut.Cuttable
+	pl, err := client.Dial(ctx, url, client.Options{Name: "Player", HTTPClient: net.Client(),
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +37,7 @@ func TestResumeAfterConnectionCut(t *testing.T) {
 	next[client.PeerOpen](t, room)
 	next[client.PeerOpen](t, hostRoom)
 
-	if net.cut() == 0 {
+	if net.Cut() == 0 {
 		t.Fatal("no connection to cut")
 	}
 	if u := next[client.PlayerUpdated](t, hostRoom); !u.Player.Away {

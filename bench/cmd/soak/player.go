@@ -7,12 +7,11 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"sync"
 	"time"
 
 	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/internal/netcut"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -22,7 +21,7 @@ import (
 type player struct {
 	s     *soak
 	name  string
-	net   *cuttable
+	net   *netcut.Cuttable
 	lobby *client.Lobby
 
 	mu        sync.Mutex
@@ -33,48 +32,16 @@ type player struct {
 	closed    bool
 }
 
-// cuttable is an HTTP client whose TCP connections can be cut, as a network
-// failure would: no close frame, just a dead socket. The SDK then resumes
-// the session's held seat on a new connection.
-type cuttable struct {
-	mu    sync.Mutex
-	conns []net.Conn
-}
-
-func (c *cuttable) client() *http.Client {
-	var d net.Dialer
-	return &http.Client{Transport: &http.Transport{DialContext: func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
-		if err == nil {
-			c.mu.Lock()
-			c.conns = append(c.conns, conn)
-			c.mu.Unlock()
-		}
-		return conn, err
-	}}}
-}
-
-func (c *cuttable) cut() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for _, conn := range c.conns {
-		_ = conn.Close()
-	}
-	n := len(c.conns)
-	c.conns = nil
-	return n
-}
-
 // newPlayer opens a lobby session, paced by the soak's join rate.
 func (s *soak) newPlayer(ctx context.Context) (*player, error) {
 	if err := s.pace.Wait(ctx); err != nil {
 		return nil, err
 	}
-	p := &player{s: s, name: fmt.Sprintf("soak%d", s.nextID.Add(1)), net: &cuttable{}}
+	p := &player{s: s, name: fmt.Sprintf("soak%d", s.nextID.Add(1)), net: &netcut.Cuttable{}}
 	dctx, cancel := context.WithTimeout(ctx, s.cfg.openBound)
 	defer cancel()
 	l, err := client.Dial(dctx, s.url, client.Options{
-		Name: p.name, HTTPClient: p.net.client(), Logger: s.sdkLog, RewriteICE: s.rewriteICE,
+		Name: p.name, HTTPClient: p.net.Client(), Logger: s.sdkLog, RewriteICE: s.rewriteICE,
 	})
 	if err != nil {
 		if ctx.Err() == nil {
@@ -193,7 +160,7 @@ func (p *player) cut() {
 	p.resumeBy = time.Now().Add(p.s.cfg.seatGrace + p.s.cfg.openBound)
 	p.mu.Unlock()
 	p.s.c.resumesAsked.Add(1)
-	p.net.cut()
+	p.net.Cut()
 }
 
 // close ends the session cleanly (a 1000 close: the server holds no seat).
