@@ -5,14 +5,14 @@ import {
   type CreateRoomOptions,
   type LobbyClient,
   type Player,
+  type RunningGame,
   type Unsubscribe,
 } from '@hostrelay/sdk';
 import { MAX_CHAT_TEXT } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
-import { mountGame, type GameHandle } from './game-mount';
+import { gameOf } from './games';
 import { mark, markOnce } from './marks';
 import { describe } from './messages';
-import type { PointerGameHandle } from './pointer-game';
 import { qrDataUrl } from './qr';
 import { armKick, kickArmed } from './room-view';
 import { MAX_CHAT_LINES, type PlayerView, type Store } from './state';
@@ -28,15 +28,9 @@ interface ActiveRoom {
   latest: Map<string, Player>;
   /** Game-channel packets received, of any kind. */
   received: number;
-  game: GameHandle | null;
+  game: RunningGame | null;
   offs: Unsubscribe[];
   timer: number;
-}
-
-/** The pointer demo reports its round trip; a real game need not. */
-function rttOf(game: GameHandle | null): number | null {
-  const stats = (game as Partial<PointerGameHandle> | null)?.stats;
-  return typeof stats === 'function' ? stats.call(game).rttMs : null;
 }
 
 /**
@@ -144,7 +138,7 @@ export class RoomController {
       client.on('chatMessage', (m) => this.store.update({ chat: [...this.store.state.chat, m].slice(-MAX_CHAT_LINES) })),
     );
     room.timer = window.setInterval(() => {
-      const rttMs = rttOf(room.game);
+      const rttMs = room.game?.stats().rttMs ?? null;
       const packetsReceived = room.received;
       if (rttMs !== this.store.state.rttMs || packetsReceived !== this.store.state.packetsReceived) {
         this.store.update({ rttMs, packetsReceived });
@@ -186,16 +180,14 @@ export class RoomController {
   private startGame(room: ActiveRoom): void {
     if (room.game || this.active !== room) return;
     this.store.update({ started: true });
-    // Passed as a variable: the game's own options type may list fewer fields.
-    const opts = { session: room.session, container: ui.game, you: room.session.you, hostId: room.session.hostId };
-    room.game = mountGame(opts);
+    room.game = gameOf(room.session.room.mode).mount({ session: room.session, container: ui.game });
     ui.game.querySelector<HTMLElement>('canvas, [tabindex]')?.focus({ preventScroll: true });
   }
 
   private onClosed(room: ActiveRoom, reason: string): void {
     for (const off of room.offs) off();
     clearInterval(room.timer);
-    room.game?.dispose();
+    room.game?.stop();
     room.game = null;
     if (this.active === room) this.active = null;
     this.observe(null);

@@ -1,10 +1,12 @@
 import type { CreateRoomOptions } from '@hostrelay/sdk';
 import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS, normalizeName, textProblem } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
+import { GAMES } from './games';
 import { inWords } from './identity';
 
-/** Sets the create form's input limits from the protocol's. */
+/** Sets the create form's input limits from the protocol's, and its game modes from the games the app has. */
 export function setUpFieldLimits(): void {
+  ui.roomMode.replaceChildren(...GAMES.map((g) => new Option(g.mode)));
   ui.roomName.maxLength = MAX_ROOM_NAME;
   ui.roomPassword.maxLength = MAX_PASSWORD;
   ui.maxPlayers.min = String(MIN_PLAYERS);

@@ -135,7 +135,7 @@ export function renderRoom(s: Readonly<HostrelayState>): void {
       s.packetsReceived === 0 ? '' : `${s.packetsReceived} packet${s.packetsReceived === 1 ? '' : 's'} received`;
   } else {
     ui.peerOut.textContent = s.openPeers.length > 0 ? 'Connected to the host' : 'Connecting to the host…';
-    ui.rttOut.textContent = s.rttMs === null ? '' : `RTT ${s.rttMs.toFixed(2)} ms (median)`;
+    ui.rttOut.textContent = s.rttMs === null ? '' : `RTT ${s.rttMs.toFixed(1)} ms to the host`;
   }
   // Games other than the pointer demo report nothing here: no empty stats line.
   if (ui.rttOut.parentElement) ui.rttOut.parentElement.hidden = ui.rttOut.textContent === '';

@@ -42,7 +42,7 @@ export interface HostrelayState {
   chat: ChatMessage[];
   /** Player ids whose data channels are open. */
   openPeers: string[];
-  /** Median round trip of the last pointer packets (client only, pointer demo). */
+  /** The running game's round trip to the host (client only; null for the host or until measured). */
   rttMs: number | null;
   error: { code: string; message: string } | null;
   /** Game-channel packets received, of any kind. */

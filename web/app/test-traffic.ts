@@ -1,5 +1,5 @@
 import type { RoomSession } from '@hostrelay/sdk';
-import { PacketKind, decodePacket, encodePacket } from './packets';
+import { PacketKind, decodePacket, encodePacket } from '@hostrelay/game-pointer';
 
 /**
  * Numbered test packets on the game channel. They run from the moment the

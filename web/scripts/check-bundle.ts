@@ -16,7 +16,7 @@ const TEST_MODULES: readonly { what: string; module: string; marker: string }[] 
   { what: 'CuttableTransport', module: 'web/app/cuttable-transport.ts', marker: 'network cut' },
   { what: 'TestTraffic', module: 'web/app/test-traffic.ts', marker: 'testsReceived' },
   { what: 'the lobby page test hooks', module: 'web/app/test-hooks.ts', marker: 'hostrelayTest' },
-  { what: 'the arena test hooks', module: 'web/game/test-hooks.ts', marker: 'hostrelayGame' },
+  { what: 'the arena test hooks', module: 'games/arena/src/test-hooks.ts', marker: 'hostrelayGame' },
 ];
 
 function filesUnder(dir: string): string[] {

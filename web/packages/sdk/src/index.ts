@@ -8,6 +8,7 @@ export {
   type OutgoingSignal,
   type RoomSettings,
 } from './lobby-client.js';
+export { gameFor, type Game, type GameContext, type GameStats, type RunningGame } from './game.js';
 export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {

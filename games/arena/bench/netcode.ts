@@ -4,7 +4,7 @@
 // so a run is deterministic and takes seconds.
 //
 //   npm run bench:netcode            (SECONDS=60 for a longer match)
-import { arenaMatch } from '../game/bots.test-util';
+import { arenaMatch } from '../src/bots.test-util';
 import type { Conditions } from '@hostrelay/netcode';
 
 const SECONDS = Number(process.env['SECONDS'] ?? 30);

@@ -1,12 +1,20 @@
-import { PointerDemo, type DemoStats } from './demo';
-import type { GameHandle, MountGameOptions } from './game-mount';
+// The pointer demo: each client's pointer goes to the host over the
+// unreliable game channel and comes back as an echo. The smallest game there
+// is, and the one the native client (hostrelay-bot) speaks, so the lobby
+// plays it in any room whose mode it has no game for.
+import type { Game, GameContext, RoomSession, RunningGame } from '@hostrelay/sdk';
+import { PointerDemo } from './demo';
 
-/** The pointer demo behind the mountGame contract, with its stats for window.hostrelay. */
-export interface PointerGameHandle extends GameHandle {
-  stats(): DemoStats;
-}
+export { PacketKind, decodePacket, echoOf, encodePacket, type Packet, type PointerPacket, type TestPacket } from './packets';
+export { RttWindow } from './rtt';
+export { startSpot } from './demo';
 
-export function mountGame({ session, container }: MountGameOptions): PointerGameHandle {
+export const pointer: Game = {
+  mode: 'Pointer demo',
+  mount: mountPointer,
+};
+
+export function mountPointer({ session, container }: GameContext): RunningGame {
   let demo = mountDemo(session, container);
   // The demo has no state worth handing over: after a host change it simply
   // starts again in this tab's new role.
@@ -14,9 +22,12 @@ export function mountGame({ session, container }: MountGameOptions): PointerGame
     demo.stop();
     demo = mountDemo(session, container);
   });
+  let stopped = false;
   return {
     stats: () => demo.stats,
-    dispose() {
+    stop() {
+      if (stopped) return;
+      stopped = true;
       off();
       demo.stop();
       container.replaceChildren();
@@ -24,7 +35,7 @@ export function mountGame({ session, container }: MountGameOptions): PointerGame
   };
 }
 
-function mountDemo(session: MountGameOptions['session'], container: HTMLElement): PointerDemo {
+function mountDemo(session: RoomSession, container: HTMLElement): PointerDemo {
   const help = document.createElement('p');
   help.className = 'hint';
   help.id = 'demo-help';

@@ -1,6 +1,7 @@
 // The demo game: a small 2D arena where players push a ball into goals.
-// Written only against the SDK's public API (@hostrelay/sdk and @hostrelay/netcode), the
-// way any game on hostrelay would be. The lobby calls mountGame when the
+// Written only against the packages' public API (@hostrelay/sdk and
+// @hostrelay/netcode), the way any game on hostrelay would be. It is the
+// SDK's Game for rooms whose mode is "Arena": the lobby mounts it when the
 // host presses Start.
 import './game.css';
 import {
@@ -11,7 +12,7 @@ import {
   type Entity,
   type ReadonlyEntityMap,
 } from '@hostrelay/netcode';
-import type { RoomSession } from '@hostrelay/sdk';
+import type { Game, GameContext, RunningGame } from '@hostrelay/sdk';
 import { autopilot } from './autopilot';
 import { ClientGame } from './client-game';
 import { DebugPanel } from './debug-panel';
@@ -22,19 +23,18 @@ import { Renderer, teamName } from './render';
 import { BALL_ID, teamOf, type ArenaInput, type Field } from './schema';
 import { publishGameHooks } from './test-hooks';
 
-export interface MountGameOptions {
-  session: RoomSession;
-  container: HTMLElement;
+export interface ArenaOptions extends GameContext {
   /** Start with the network conditioner set (default: off); the debug panel changes it live. */
   conditions?: Partial<Conditions>;
   /** Let a bot play for this tab (default false); a checkbox under the arena toggles it. */
   autopilot?: boolean;
 }
 
-export interface GameHandle {
-  /** Stops the game, releases the channels to the lobby and removes the game's elements. */
-  dispose(): void;
-}
+/** The arena as the SDK's Game: the lobby app mounts it for rooms made with mode "Arena". */
+export const arena: Game = {
+  mode: 'Arena',
+  mount: (ctx) => mountArena(ctx),
+};
 
 export type { HostrelayGameHooks } from './test-hooks';
 
@@ -46,12 +46,12 @@ const SAMPLES = 1200;
  * data channels: the host runs the world, clients predict and interpolate.
  *
  * @example
- * lobby.on('gameStarted', () => {
- *   const game = mountGame({ session, container: document.querySelector('#game')! });
- *   session.on('closed', () => game.dispose());
+ * session.on('gameStarted', () => {
+ *   const game = mountArena({ session, container: document.querySelector('#game')! });
+ *   session.on('closed', () => game.stop());
  * });
  */
-export function mountGame(opts: MountGameOptions): GameHandle {
+export function mountArena(opts: ArenaOptions): RunningGame {
   const { session, container } = opts;
   const conditions: Conditions = { ...NO_CONDITIONS, ...opts.conditions };
   const transport = new ConditionedTransport(sessionTransport(session), { conditions });
@@ -227,11 +227,12 @@ export function mountGame(opts: MountGameOptions): GameHandle {
   setStatus();
   frame = requestAnimationFrame(draw);
 
-  let disposed = false;
+  let stopped = false;
   return {
-    dispose() {
-      if (disposed) return;
-      disposed = true;
+    stats: () => ({ rttMs: client?.net.stats().rttMs ?? null }),
+    stop() {
+      if (stopped) return;
+      stopped = true;
       cancelAnimationFrame(frame);
       clearInterval(statsTimer);
       offClosed();

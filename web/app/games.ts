@@ -1,0 +1,15 @@
+import { arena } from '@hostrelay/game-arena';
+import { pointer } from '@hostrelay/game-pointer';
+import { gameFor, type Game } from '@hostrelay/sdk';
+
+/** The games the create form offers, by mode; the first is the default. */
+export const GAMES: readonly Game[] = [arena, pointer];
+
+/**
+ * The game a room plays. A room whose mode names none of ours (one a
+ * native client made) plays the pointer demo: the game hostrelay-bot
+ * speaks, so such a room still starts.
+ */
+export function gameOf(mode: string): Game {
+  return gameFor(GAMES, mode, pointer);
+}
