@@ -42,7 +42,7 @@ run: build
 ## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
 test: build vet test-go test-web test-packages e2e
 
-## vet: go vet, golangci-lint (.golangci.yml, the pinned version below) and the TypeScript type check
+## vet: go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
 # golangci-lint is built from source by `go install` into bin/tools, one
 # binary per version, so a version bump installs the new one.
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -56,9 +56,10 @@ $(GOLANGCI_LINT):
 lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
 
-vet: lint
+vet: lint deps
 	$(GO) vet ./...
 	npm run typecheck
+	npm run --silent check:imports
 
 test-go:
 	$(GO) test -race -count=1 -timeout 8m ./...

@@ -1,0 +1,215 @@
+// The import graph of every TypeScript file tsconfig.json covers, resolved
+// the way tsc resolves it, and two checks on it:
+//
+//   - no circle: no file reaches itself through its imports (type-only
+//     imports included: a circle of types still ties the files together);
+//   - layers: each part of the repository imports only the parts below it,
+//     and those by package name, the way a game outside this repository
+//     would (protocol ← sdk ← netcode ← games, examples ← the lobby app).
+//
+// `npm run check:imports` (part of `make vet`) runs both on the repository.
+import { readFileSync } from 'node:fs';
+import { relative, resolve, sep } from 'node:path';
+import ts from 'typescript';
+
+/** A part of the repository: a package, a game, an example, the app, the tests around them. */
+export interface Part {
+  /** Its name in messages. */
+  name: string;
+  /** Where it lives, relative to the root, with '/' separators and no trailing slash. */
+  dir: string;
+  /** The parts it may import. */
+  uses: readonly string[];
+  /** The parts its tests (*.test.ts, *.test-util.ts) may import besides. */
+  testUses?: readonly string[];
+  /** It may import other parts by relative path (tests and tools that reach into the app's types). */
+  relativeOk?: boolean;
+}
+
+export interface ImportEdge {
+  from: string;
+  to: string;
+  specifier: string;
+}
+
+export interface ImportReport {
+  files: number;
+  edges: ImportEdge[];
+  /** Each circle as the files around it, the first repeated at the end. */
+  circles: string[][];
+  /** One line per import that breaks the layering. */
+  layering: string[];
+}
+
+const PACKAGES = ['protocol', 'sdk', 'netcode'];
+
+/** This repository's parts, lowest first. */
+export const REPO_PARTS: readonly Part[] = [
+  { name: '@hostrelay/protocol', dir: 'web/packages/protocol', uses: [], testUses: ['@hostrelay/fuzz'] },
+  { name: '@hostrelay/sdk', dir: 'web/packages/sdk', uses: ['@hostrelay/protocol'], testUses: ['@hostrelay/fuzz'] },
+  {
+    name: '@hostrelay/netcode',
+    dir: 'web/packages/netcode',
+    uses: ['@hostrelay/protocol', '@hostrelay/sdk'],
+    testUses: ['@hostrelay/fuzz'],
+  },
+  { name: '@hostrelay/fuzz', dir: 'web/packages/fuzz', uses: [] },
+  { name: 'games', dir: 'games', uses: PACKAGES.map((p) => `@hostrelay/${p}`), testUses: ['@hostrelay/fuzz'] },
+  { name: 'examples', dir: 'examples', uses: PACKAGES.map((p) => `@hostrelay/${p}`) },
+  { name: 'the lobby app', dir: 'web/app', uses: [...PACKAGES.map((p) => `@hostrelay/${p}`), 'games'], testUses: ['@hostrelay/fuzz'] },
+  { name: 'web scripts', dir: 'web/scripts', uses: [] },
+  { name: 'e2e', dir: 'e2e', uses: ['the lobby app', 'games', ...PACKAGES.map((p) => `@hostrelay/${p}`)], relativeOk: true },
+  { name: 'bench', dir: 'bench', uses: ['e2e', 'the lobby app'], relativeOk: true },
+];
+
+function isTestFile(path: string): boolean {
+  return /\.(test|test-util|fuzz\.test|pack-test)\.ts$/.test(path);
+}
+
+/** The part a file belongs to: the longest matching dir (games/arena/… is in games). */
+function partOf(parts: readonly Part[], file: string): Part | undefined {
+  let best: Part | undefined;
+  for (const p of parts) {
+    if ((file === p.dir || file.startsWith(`${p.dir}/`)) && (!best || p.dir.length > best.dir.length)) best = p;
+  }
+  return best;
+}
+
+/** The game or example a file is in (games/arena, examples/pong), for the rule that they stay apart. */
+function unitOf(file: string): string | null {
+  const m = /^(games|examples)\/([^/]+)\//.exec(file);
+  return m ? `${m[1]}/${m[2]}` : null;
+}
+
+/** Reads the graph under `root` from its tsconfig.json and checks it. */
+export function checkImports(root: string, parts: readonly Part[] = REPO_PARTS, tsconfig = 'tsconfig.json'): ImportReport {
+  const configPath = resolve(root, tsconfig);
+  const parsed = ts.getParsedCommandLineOfConfigFile(configPath, {}, {
+    ...ts.sys,
+    onUnRecoverableConfigFileDiagnostic: (d) => {
+      throw new Error(`check-imports: ${ts.flattenDiagnosticMessageText(d.messageText, '\n')}`);
+    },
+  });
+  if (!parsed) throw new Error(`check-imports: cannot read ${configPath}`);
+  const rel = (abs: string): string => relative(root, abs).split(sep).join('/');
+  const files = parsed.fileNames.filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts'));
+  const known = new Set(files.map((f) => resolve(f)));
+  const edges: ImportEdge[] = [];
+  const layering: string[] = [];
+
+  for (const file of files) {
+    const from = rel(file);
+    const { importedFiles } = ts.preProcessFile(readFileSync(file, 'utf8'), true, true);
+    for (const { fileName: specifier } of importedFiles) {
+      const resolved = ts.resolveModuleName(specifier, file, parsed.options, ts.sys).resolvedModule;
+      if (!resolved || !known.has(resolve(resolved.resolvedFileName))) continue; // node: built-ins, node_modules
+      const to = rel(resolved.resolvedFileName);
+      edges.push({ from, to, specifier });
+      const problem = layerProblem(parts, from, to, specifier);
+      if (problem) layering.push(`${from}: imports ${specifier} (${to}): ${problem}`);
+    }
+  }
+  return { files: files.length, edges, circles: circlesOf(edges), layering: layering.sort() };
+}
+
+function layerProblem(parts: readonly Part[], from: string, to: string, specifier: string): string | null {
+  const a = partOf(parts, from);
+  const b = partOf(parts, to);
+  if (!a || !b) return null; // config files at the root
+  const ua = unitOf(from);
+  const ub = unitOf(to);
+  if (a === b) {
+    if (ua !== ub) return `${ua ?? a.name} may not import ${ub ?? b.name}: each game and example stands alone`;
+    return null;
+  }
+  const allowed = a.uses.includes(b.name) || (isTestFile(from) && (a.testUses ?? []).includes(b.name));
+  if (!allowed) return `${a.name} may not import ${b.name}`;
+  if (specifier.startsWith('.') && !a.relativeOk) return `import ${b.name} by its package name, not by a path into it`;
+  return null;
+}
+
+/**
+ * Every circle in the graph: the strongly connected components with more
+ * than one file (or a file importing itself), each as one path around it.
+ */
+export function circlesOf(edges: readonly ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) {
+    const list = next.get(e.from) ?? [];
+    list.push(e.to);
+    next.set(e.from, list);
+  }
+  // Tarjan's algorithm, iterative so a deep chain cannot overflow the stack.
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const onStack = new Set<string>();
+  const stack: string[] = [];
+  const components: string[][] = [];
+  let counter = 0;
+  for (const start of next.keys()) {
+    if (index.has(start)) continue;
+    const work: { node: string; i: number }[] = [{ node: start, i: 0 }];
+    index.set(start, counter);
+    low.set(start, counter++);
+    stack.push(start);
+    onStack.add(start);
+    while (work.length > 0) {
+      const top = work[work.length - 1]!;
+      const targets = next.get(top.node) ?? [];
+      if (top.i < targets.length) {
+        const t = targets[top.i++]!;
+        if (!index.has(t)) {
+          index.set(t, counter);
+          low.set(t, counter++);
+          stack.push(t);
+          onStack.add(t);
+          work.push({ node: t, i: 0 });
+        } else if (onStack.has(t)) {
+          low.set(top.node, Math.min(low.get(top.node)!, index.get(t)!));
+        }
+        continue;
+      }
+      work.pop();
+      const parent = work[work.length - 1];
+      if (parent) low.set(parent.node, Math.min(low.get(parent.node)!, low.get(top.node)!));
+      if (low.get(top.node) === index.get(top.node)) {
+        const component: string[] = [];
+        let n: string;
+        do {
+          n = stack.pop()!;
+          onStack.delete(n);
+          component.push(n);
+        } while (n !== top.node);
+        const selfLoop = (next.get(top.node) ?? []).includes(top.node);
+        if (component.length > 1 || selfLoop) components.push(component);
+      }
+    }
+  }
+  return components.map((c) => pathAround(new Set(c), next));
+}
+
+/** A walk from the component's first file (by name) back to itself, staying inside the component. */
+function pathAround(members: Set<string>, next: Map<string, string[]>): string[] {
+  const start = [...members].sort()[0]!;
+  // Breadth-first from start to any file that imports start: the shortest circle through it.
+  const prev = new Map<string, string>();
+  const queue = [start];
+  const seen = new Set([start]);
+  while (queue.length > 0) {
+    const n = queue.shift()!;
+    for (const t of next.get(n) ?? []) {
+      if (!members.has(t)) continue;
+      if (t === start) {
+        const path = [start];
+        for (let at: string | undefined = n; at !== undefined && at !== start; at = prev.get(at)) path.splice(1, 0, at);
+        return [...path, start];
+      }
+      if (!seen.has(t)) {
+        seen.add(t);
+        prev.set(t, n);
+        queue.push(t);
+      }
+    }
+  }
+  return [start, start];
+}
