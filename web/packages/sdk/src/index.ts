@@ -11,6 +11,7 @@ export {
 export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {
+  DEFAULT_MAX_CHAT_LINES,
   RoomSession,
   type PeerIceState,
   type PeerPairTypes,
