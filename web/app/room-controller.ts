@@ -4,7 +4,7 @@ import {
   RoomSession,
   type CreateRoomOptions,
   type LobbyClient,
-  type Player,
+  type RoomSessionOptions,
   type RunningGame,
   type Unsubscribe,
 } from '@hostrelay/sdk';
@@ -23,15 +23,15 @@ export type SessionObserver = (session: RoomSession | null) => void;
 /** One room from join to close: its session, its listeners, the game once started. */
 interface ActiveRoom {
   session: RoomSession;
-  client: LobbyClient;
-  /** Latest name, ready and ping of each member: playerUpdated events land here. */
-  latest: Map<string, Player>;
   /** Game-channel packets received, of any kind. */
   received: number;
   game: RunningGame | null;
   offs: Unsubscribe[];
   timer: number;
 }
+
+/** The page shows as many chat lines as the session keeps. */
+const sessionOptions: RoomSessionOptions = { maxChatLines: MAX_CHAT_LINES };
 
 /**
  * Everything the page does inside a room: players with ready and ping, kick,
@@ -67,19 +67,19 @@ export class RoomController {
   }
 
   async create(client: LobbyClient, settings: CreateRoomOptions): Promise<void> {
-    this.enter(await RoomSession.create(client, settings), client, '');
+    this.enter(await RoomSession.create(client, settings, sessionOptions), '');
   }
 
   async join(client: LobbyClient, code: string, password: string): Promise<void> {
-    this.enter(await RoomSession.join(client, code, password), client, password);
+    this.enter(await RoomSession.join(client, code, password, sessionOptions), password);
   }
 
   /** A new lobby connection: a client that lost its room walks back in. */
   onReconnected(client: LobbyClient): void {
     const back = this.rejoin;
     if (!back || this.active) return;
-    RoomSession.join(client, back.code, back.password).then(
-      (s) => this.enter(s, client, back.password),
+    RoomSession.join(client, back.code, back.password, sessionOptions).then(
+      (s) => this.enter(s, back.password),
       (err: unknown) => {
         this.rejoin = null;
         const code = err instanceof LobbyError ? err.code : 'disconnected';
@@ -89,11 +89,9 @@ export class RoomController {
     );
   }
 
-  private enter(session: RoomSession, client: LobbyClient, password: string): void {
+  private enter(session: RoomSession, password: string): void {
     const room: ActiveRoom = {
       session,
-      client,
-      latest: new Map(session.players.map((p) => [p.id, p])),
       received: 0,
       game: null,
       offs: [],
@@ -104,14 +102,12 @@ export class RoomController {
     const refresh = (): void => this.store.update({ players: this.views(room) });
 
     room.offs.push(
-      session.on('playerJoined', (p) => {
-        room.latest.set(p.id, p);
-        refresh();
-      }),
-      session.on('playerLeft', (p) => {
-        room.latest.delete(p.id);
-        refresh();
-      }),
+      session.on('playerJoined', refresh),
+      session.on('playerLeft', refresh),
+      session.on('playerUpdated', refresh),
+      session.on('roomUpdated', (info) => this.store.update({ room: info, role: session.role })),
+      session.on('gameStarted', () => this.startGame(room)),
+      session.on('chat', () => this.store.update({ chat: [...session.chat] })),
       session.on('message', (_peer, _data, channel) => {
         if (channel === 'game') room.received++;
       }),
@@ -129,13 +125,6 @@ export class RoomController {
         this.store.update({ error: { code: err.code, message: err.message } }),
       ),
       session.on('closed', (reason) => this.onClosed(room, reason)),
-      client.on('playerUpdated', (p) => {
-        room.latest.set(p.id, p);
-        refresh();
-      }),
-      client.on('roomUpdated', (info) => this.store.update({ room: info, role: session.role })),
-      client.on('gameStarted', () => this.startGame(room)),
-      client.on('chatMessage', (m) => this.store.update({ chat: [...this.store.state.chat, m].slice(-MAX_CHAT_LINES) })),
     );
     room.timer = window.setInterval(() => {
       const rttMs = room.game?.stats().rttMs ?? null;
@@ -161,20 +150,17 @@ export class RoomController {
       players: this.views(room),
       openPeers: session.openPeers,
       started: false,
-      chat: [],
+      chat: [...session.chat],
       rttMs: null,
       packetsReceived: 0,
       error: null,
     });
-    if (session.room.started) this.startGame(room);
+    if (session.started) this.startGame(room);
   }
 
   private views(room: ActiveRoom): PlayerView[] {
     const s = room.session;
-    return s.players.map((p) => {
-      const u = room.latest.get(p.id) ?? p;
-      return { id: p.id, name: u.name, host: p.id === s.hostId, ready: u.ready, ping: u.ping, away: u.away };
-    });
+    return s.players.map((p) => ({ id: p.id, name: p.name, host: p.id === s.hostId, ready: p.ready, ping: p.ping, away: p.away }));
   }
 
   private startGame(room: ActiveRoom): void {
@@ -212,14 +198,14 @@ export class RoomController {
   private async toggleReady(): Promise<void> {
     const room = this.active;
     if (!room) return;
-    const me = this.store.state.players.find((p) => p.id === room.session.you);
-    await this.roomRequest(ui.readyButton, ui.readyError, () => room.client.setReady(!(me?.ready ?? false)));
+    const ready = room.session.me?.ready ?? false;
+    await this.roomRequest(ui.readyButton, ui.readyError, () => room.session.setReady(!ready));
   }
 
   private async start(): Promise<void> {
     const room = this.active;
     if (!room) return;
-    await this.roomRequest(ui.startButton, ui.readyError, () => room.client.startGame());
+    await this.roomRequest(ui.startButton, ui.readyError, () => room.session.startGame());
   }
 
   /** A kick takes two presses: the first arms the button ("Sure?") for a few seconds. */
@@ -239,7 +225,7 @@ export class RoomController {
     }
     armKick(null);
     try {
-      await room.client.kick(playerId);
+      await room.session.kick(playerId);
     } catch (err) {
       fieldError(ui.readyError, describe(err instanceof LobbyError ? err.code : 'internal', String(err)));
     }
@@ -256,7 +242,7 @@ export class RoomController {
     }
     fieldError(ui.chatError, null, ui.chatInput);
     try {
-      await room.client.sendChat(text);
+      await room.session.sendChat(text);
       ui.chatInput.value = '';
     } catch (err) {
       const code = err instanceof LobbyError ? err.code : 'internal';

@@ -12,6 +12,7 @@ export { gameFor, type Game, type GameContext, type GameStats, type RunningGame 
 export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {
+  DEFAULT_MAX_CHAT_LINES,
   RoomSession,
   type PeerIceState,
   type PeerPairTypes,

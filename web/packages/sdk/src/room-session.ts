@@ -1,8 +1,8 @@
-import type { HostChanged, Ice, Player, RoomInfo, RoomJoined, Signal } from '@hostrelay/protocol';
+import type { ChatMessage, GameStarted, HostChanged, Ice, Player, RoomInfo, RoomJoined, Signal } from '@hostrelay/protocol';
 import type { ChannelName } from './channels.js';
 import { Emitter, type Unsubscribe } from './emitter.js';
-import type { LobbyError, PeerError } from './errors.js';
-import type { CreateRoomOptions, LobbyClient } from './lobby-client.js';
+import { ClientErrorCode, LobbyError, type PeerError } from './errors.js';
+import type { CreateRoomOptions, LobbyClient, RoomSettings } from './lobby-client.js';
 import { PeerLink, type ChannelData } from './peer-link.js';
 import { backoff, type ReconnectPolicy } from './reconnect.js';
 import type { SelectedPair } from './stats.js';
@@ -26,7 +26,15 @@ export interface RoomSessionOptions {
    * drops ours at a credential refresh; this brings it back.
    */
   hostLinkPolicy?: ReconnectPolicy | null;
+  /**
+   * Chat lines kept in `chat`, newest last (default 200, DEFAULT_MAX_CHAT_LINES);
+   * older ones are dropped. 0 keeps none: the `chat` event still fires.
+   */
+  maxChatLines?: number;
 }
+
+/** Chat lines a session keeps unless told otherwise: a long evening's worth, a few tens of KB. */
+export const DEFAULT_MAX_CHAT_LINES = 200;
 
 export interface RoomSessionEvents {
   /** Both data channels to this peer are open. */
@@ -35,6 +43,22 @@ export interface RoomSessionEvents {
   message: [peerId: string, data: ArrayBuffer | string, channel: ChannelName];
   playerJoined: [player: Player];
   playerLeft: [player: Player, reason: string];
+  /**
+   * A member's name, ready state, ping or away flag changed (ours included);
+   * `players` already holds `player`, `previous` is what it replaced. Pings
+   * come only to a LobbyClient made with `pings: true`.
+   */
+  playerUpdated: [player: Player, previous: Player];
+  /** The host changed the room's settings; `room` already holds them. */
+  roomUpdated: [room: RoomInfo];
+  /**
+   * The host started the game; `started` is true from now on. A session
+   * made for a room that had already started does not hear this: check
+   * `started` once, then listen.
+   */
+  gameStarted: [event: GameStarted];
+  /** A chat line of this room (ours come back too); `chat` already holds it. Plain text: render it as text. */
+  chat: [message: ChatMessage];
   /**
    * The host left a room made with `migrate` and the server promoted
    * `host`. `role` is this tab's role from now on: 'host' means the game's
@@ -81,7 +105,11 @@ export class RoomSession {
   private refreshes = 0;
   private readonly events = new Emitter<RoomSessionEvents>();
   private readonly peers = new Map<string, PeerLink>();
-  private readonly members: Player[];
+  // Replaced, never changed in place, so an array handed out by `players`
+  // or `chat` stays as it was (a UI can compare it with the last one).
+  private members: readonly Player[];
+  private chatLog: readonly ChatMessage[] = [];
+  private readonly maxChatLines: number;
   private readonly offs: Unsubscribe[] = [];
   private closedReason: string | null = null;
   private droppedByClosedPeers = 0;
@@ -108,15 +136,20 @@ export class RoomSession {
     this.you = joined.you;
     this.ice = joined.ice;
     this.members = [...joined.players];
+    this.maxChatLines = options.maxChatLines ?? DEFAULT_MAX_CHAT_LINES;
+    if (!Number.isInteger(this.maxChatLines) || this.maxChatLines < 0) {
+      throw new RangeError(`RoomSession: maxChatLines must be a whole number ≥ 0, not ${this.maxChatLines}`);
+    }
 
     this.offs.push(
       lobby.on('signal', (s) => this.onSignal(s)),
       lobby.on('playerJoined', (p) => this.onPlayerJoined(p)),
       lobby.on('playerLeft', (e) => this.onPlayerLeft(e.id, e.reason)),
       lobby.on('roomClosed', (e) => this.close(e.reason || 'host_left')),
-      lobby.on('roomUpdated', (info) => {
-        this.info = info;
-      }),
+      lobby.on('playerUpdated', (p) => this.onPlayerUpdated(p)),
+      lobby.on('roomUpdated', (info) => this.onRoomUpdated(info)),
+      lobby.on('gameStarted', (e) => this.onGameStarted(e)),
+      lobby.on('chatMessage', (m) => this.onChat(m)),
       lobby.on('hostChanged', (e) => this.onHostChanged(e)),
       lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
       lobby.on('close', () => this.close('disconnected')),
@@ -169,9 +202,27 @@ export class RoomSession {
     return out;
   }
 
-  /** Everyone in the room, oldest first, this tab included. */
+  /**
+   * Everyone in the room, oldest first, this tab included, with their latest
+   * name, ready state, ping and away flag. A new array on every change.
+   */
   get players(): readonly Player[] {
     return this.members;
+  }
+
+  /** This tab's own player as the room last described it. */
+  get me(): Player | undefined {
+    return this.members.find((m) => m.id === this.you);
+  }
+
+  /** The host started the game (before this session was made, or since). */
+  get started(): boolean {
+    return this.info.started;
+  }
+
+  /** The room's last chat lines, oldest first, at most `maxChatLines`. A new array on every line. */
+  get chat(): readonly ChatMessage[] {
+    return this.chatLog;
   }
 
   /** Peers whose channels are open: clients for the host, the host for a client. */
@@ -210,6 +261,31 @@ export class RoomSession {
       if (pair) out.push({ peerId: p.peerId, ...pair });
     }
     return out;
+  }
+
+  /** Marks this player ready (or not); everyone, us included, then hears `playerUpdated`. */
+  setReady(ready: boolean): Promise<void> {
+    return this.request('setReady', () => this.lobby.setReady(ready));
+  }
+
+  /** Starts the game once every other player is ready (host only: 'forbidden'; 'not_ready' otherwise). */
+  startGame(): Promise<void> {
+    return this.request('startGame', () => this.lobby.startGame());
+  }
+
+  /** Sends a chat line to the room; it comes back as a `chat` event ('rate_limited' when sent too fast). */
+  sendChat(text: string): Promise<void> {
+    return this.request('sendChat', () => this.lobby.sendChat(text));
+  }
+
+  /** Removes a player and bans it from the room (host only). */
+  kick(playerId: string): Promise<void> {
+    return this.request('kick', () => this.lobby.kick(playerId));
+  }
+
+  /** Replaces the room's settings (host only); everyone then hears `roomUpdated`. */
+  updateRoom(settings: RoomSettings): Promise<void> {
+    return this.request('updateRoom', () => this.lobby.updateRoom(settings));
   }
 
   /** Leaves the room (closing it if we host) and ends the session. */
@@ -351,17 +427,57 @@ export class RoomSession {
     this.relinkTimer = null;
   }
 
+  /**
+   * A room request through the lobby connection. Once the session is over
+   * the lobby may be in another room (or none), so nothing is sent.
+   */
+  private async request(what: string, send: () => Promise<void>): Promise<void> {
+    if (this.closed) throw new LobbyError(ClientErrorCode.Closed, `${what}: the room session is over (${this.closedReason})`);
+    await send();
+  }
+
   private onPlayerJoined(p: Player): void {
     if (this.members.some((m) => m.id === p.id)) return;
-    this.members.push(p);
+    this.members = [...this.members, p];
     this.events.emit('playerJoined', p);
   }
 
   private onPlayerLeft(id: string, reason: string): void {
-    const i = this.members.findIndex((m) => m.id === id);
-    if (i < 0) return;
-    const [player] = this.members.splice(i, 1);
+    const player = this.members.find((m) => m.id === id);
+    if (!player) return;
+    this.members = this.members.filter((m) => m !== player);
     this.peers.get(id)?.close();
-    if (player) this.events.emit('playerLeft', player, reason);
+    this.events.emit('playerLeft', player, reason);
+  }
+
+  /** Only members of this room: an update for anyone else is not ours to keep. */
+  private onPlayerUpdated(p: Player): void {
+    const previous = this.members.find((m) => m.id === p.id);
+    if (!previous) return;
+    this.members = this.members.map((m) => (m === previous ? p : m));
+    this.events.emit('playerUpdated', p, previous);
+  }
+
+  private onRoomUpdated(info: RoomInfo): void {
+    if (info.code !== this.info.code) return;
+    // The host moves only through hostChanged, which re-forms the star (it
+    // compares against info.host); the frames come in order, so the two
+    // agree anyway. A room never un-starts.
+    this.info = { ...info, host: this.info.host, started: info.started || this.info.started };
+    this.events.emit('roomUpdated', this.info);
+  }
+
+  /** At most once: a room starts once, and one that had started before we joined never says so again. */
+  private onGameStarted(e: GameStarted): void {
+    if (this.info.started) return;
+    this.info = { ...this.info, started: true };
+    this.events.emit('gameStarted', e);
+  }
+
+  private onChat(m: ChatMessage): void {
+    if (!this.members.some((p) => p.id === m.from)) return;
+    const log = [...this.chatLog, m];
+    this.chatLog = log.length > this.maxChatLines ? log.slice(log.length - this.maxChatLines) : log;
+    this.events.emit('chat', m);
   }
 }
