@@ -15,8 +15,12 @@ export interface Harness {
   /** http://127.0.0.1:PORT */
   readonly base: string;
   readonly server: RunningServer;
-  /** Opens a player's page; `name` pre-sets the remembered player name. */
-  player(label: string, opts?: { name?: string; viewport?: { width: number; height: number } }): Promise<Page>;
+  /**
+   * Opens a player's page; `name` pre-sets the remembered player name;
+   * `phone` makes the context a touch phone (touch events, no mouse hover,
+   * the page's meta viewport honoured).
+   */
+  player(label: string, opts?: { name?: string; viewport?: { width: number; height: number }; phone?: boolean }): Promise<Page>;
 }
 
 export function useHarness(file: string, opts: { serverArgs?: readonly string[] } = {}): Harness {
@@ -62,7 +66,10 @@ export function useHarness(file: string, opts: { serverArgs?: readonly string[] 
     },
     async player(label, opts = {}) {
       if (!browser) throw new Error('harness: browser not started');
-      const context = await browser.newContext({ viewport: opts.viewport ?? { width: 1280, height: 800 } });
+      const context = await browser.newContext({
+        viewport: opts.viewport ?? { width: 1280, height: 800 },
+        ...(opts.phone ? { hasTouch: true, isMobile: true } : {}),
+      });
       contexts.push(context);
       if (opts.name !== undefined) {
         // Seeds a first visit only, so a name the player edits survives reloads as it would for a real visitor.

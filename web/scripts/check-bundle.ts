@@ -17,6 +17,7 @@ const TEST_MODULES: readonly { what: string; module: string; marker: string }[] 
   { what: 'TestTraffic', module: 'web/app/test-traffic.ts', marker: 'testsReceived' },
   { what: 'the lobby page test hooks', module: 'web/app/test-hooks.ts', marker: 'hostrelayTest' },
   { what: 'the arena test hooks', module: 'games/arena/src/test-hooks.ts', marker: 'hostrelayGame' },
+  { what: 'the pointer demo test hooks', module: 'games/pointer/src/test-hooks.ts', marker: 'hostrelayPointer' },
 ];
 
 function filesUnder(dir: string): string[] {

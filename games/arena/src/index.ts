@@ -22,6 +22,8 @@ import { Netgraph } from './netgraph';
 import { Renderer, teamName } from './render';
 import { BALL_ID, teamOf, type ArenaInput, type Field } from './schema';
 import { publishGameHooks } from './test-hooks';
+import { TouchControls } from './touch-controls';
+import { mergeInputs } from './touch-input';
 
 export interface ArenaOptions extends GameContext {
   /** Start with the network conditioner set (default: off); the debug panel changes it live. */
@@ -59,10 +61,13 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   let pilot = opts.autopilot ?? false;
   let me: Readonly<Entity<Field>> | null = null;
   let ball: Readonly<Entity<Field>> | null = null;
-  const readInput = (): ArenaInput =>
-    pilot ? autopilot({ me: me && { x: me.x, y: me.y, team: me.team }, ball }) : keyboard.read();
+  const readInput = (): ArenaInput => {
+    // Both read every tick, so a Kick tapped while the autopilot plays is not kept for later.
+    const held = mergeInputs(keyboard.read(), touch.read());
+    return pilot ? autopilot({ me: me && { x: me.x, y: me.y, team: me.team }, ball }) : held;
+  };
 
-  // Elements: the stage (canvas + netgraph), a bar, the conditioner panel.
+  // Elements: the view (the field, the touch controls, the netgraph), a bar, the conditioner panel.
   const root = document.createElement('section');
   root.className = 'hr-game';
   root.setAttribute('aria-label', 'game');
@@ -74,18 +79,24 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   canvas.setAttribute('aria-label', 'the arena');
   const netgraph = new Netgraph();
   stage.append(canvas);
-  // The netgraph sits under the arena, so it never hides play (game.css).
+  // The touch controls and the netgraph sit under the arena, so they never hide play (game.css).
   const view = document.createElement('div');
   view.className = 'hr-game-view';
-  view.append(stage, netgraph.el);
+  const help = document.createElement('span');
+  help.className = 'hr-game-help';
+  // A phone gets the stick and Kick and is told about them, not about keys it has not got.
+  const touchLook = (on: boolean): void => {
+    help.textContent = on ? 'Drag to move, tap Kick.' : 'Move with arrows or WASD, kick with space.';
+    root.classList.toggle('hr-game-touch', on);
+  };
+  const touch = new TouchControls(touchLook);
+  touchLook(touch.active);
+  view.append(stage, touch.el, netgraph.el);
   const bar = document.createElement('div');
   bar.className = 'hr-game-bar';
   const status = document.createElement('span');
   status.className = 'hr-game-status';
   status.setAttribute('role', 'status');
-  const help = document.createElement('span');
-  help.className = 'hr-game-help';
-  help.textContent = 'Move with arrows or WASD, kick with space.';
   const pilotLabel = document.createElement('label');
   const pilotBox = document.createElement('input');
   pilotBox.type = 'checkbox';
@@ -202,6 +213,8 @@ export function mountArena(opts: ArenaOptions): RunningGame {
           ? host.net.players.length - host.net.reconnecting.length > 1
           : !!client && client.net.synced && me !== null && ball !== null,
       hostId: () => transport.hostId,
+      localId: () =>
+        host ? (host.net.players.find((p) => p.id === transport.localId)?.slot ?? null) : (client?.net.slot ?? null),
       promoted: () => promoted,
       entities: () => [...drawn].map(([id, e]) => [id, { ...e }]),
       placeBall: (x, y, vx, vy) => {
@@ -241,6 +254,7 @@ export function mountArena(opts: ArenaOptions): RunningGame {
       client?.stop();
       transport.dispose();
       keyboard.dispose();
+      touch.dispose();
       root.remove();
       unpublish?.();
     },

@@ -13,8 +13,15 @@ export interface Frame {
   names: ReadonlyMap<number, string>;
 }
 
+/** Smallest on-screen sizes, CSS px: on a phone the field is a third of its size and 14-unit names were 5 px. */
+const MIN_NAME_PX = 11;
+const MIN_SCORE_PX = 15;
+const MIN_RING_PX = 2;
+
 export class Renderer {
   private readonly ctx: CanvasRenderingContext2D;
+  /** Arena units per CSS pixel in the frame being drawn (1 or less on a desktop, about 3 on a phone). */
+  private unitsPerPx = 1;
 
   constructor(private readonly canvas: HTMLCanvasElement) {
     const ctx = canvas.getContext('2d');
@@ -32,6 +39,7 @@ export class Renderer {
       canvas.height = h;
     }
     const scale = Math.min(w / ARENA_W, h / ARENA_H);
+    this.unitsPerPx = dpr / scale;
     ctx.setTransform(scale, 0, 0, scale, (w - ARENA_W * scale) / 2, (h - ARENA_H * scale) / 2);
     ctx.clearRect(-ARENA_W, -ARENA_H, 3 * ARENA_W, 3 * ARENA_H);
     this.pitch();
@@ -66,17 +74,19 @@ export class Renderer {
 
   private scoreboard(s: Readonly<Entity<Field>>): void {
     const c = this.ctx;
-    c.font = 'bold 28px system-ui, sans-serif';
+    // Grown as a whole on a small screen, so the digits stay readable and inside their box.
+    const k = Math.max(1, (MIN_SCORE_PX * this.unitsPerPx) / 28);
+    c.font = `bold ${28 * k}px system-ui, sans-serif`;
     c.textAlign = 'center';
     c.textBaseline = 'top';
     c.fillStyle = 'rgba(0,0,0,0.35)';
-    c.fillRect(ARENA_W / 2 - 80, 8, 160, 40);
+    c.fillRect(ARENA_W / 2 - 80 * k, 8, 160 * k, 40 * k);
     c.fillStyle = TEAM_COLORS[0];
-    c.fillText(String(s.scoreL), ARENA_W / 2 - 40, 14);
+    c.fillText(String(s.scoreL), ARENA_W / 2 - 40 * k, 8 + 6 * k);
     c.fillStyle = '#fff';
-    c.fillText(':', ARENA_W / 2, 12);
+    c.fillText(':', ARENA_W / 2, 8 + 4 * k);
     c.fillStyle = TEAM_COLORS[1];
-    c.fillText(String(s.scoreR), ARENA_W / 2 + 40, 14);
+    c.fillText(String(s.scoreR), ARENA_W / 2 + 40 * k, 8 + 6 * k);
   }
 
   private player(e: Readonly<Entity<Field>>, local: boolean, name: string): void {
@@ -85,14 +95,18 @@ export class Renderer {
     c.arc(e.x, e.y, PLAYER_R, 0, Math.PI * 2);
     c.fillStyle = TEAM_COLORS[e.team === 1 ? 1 : 0];
     c.fill();
-    c.lineWidth = local ? 4 : 2;
+    c.lineWidth = local ? Math.max(4, MIN_RING_PX * this.unitsPerPx) : 2;
     c.strokeStyle = local ? '#ffe14d' : 'rgba(0,0,0,0.4)';
     c.stroke();
-    c.font = '14px system-ui, sans-serif';
+    c.font = `${Math.max(14, MIN_NAME_PX * this.unitsPerPx)}px system-ui, sans-serif`;
     c.textAlign = 'center';
     c.textBaseline = 'bottom';
     c.fillStyle = '#fff';
-    c.fillText(local ? `${name} (you)` : name, e.x, e.y - PLAYER_R - 4);
+    const label = local ? `${name} (you)` : name;
+    // Kept inside the field: a player by the side line had half its name cut off.
+    const half = c.measureText(label).width / 2;
+    const x = Math.min(ARENA_W - half - 2, Math.max(half + 2, e.x));
+    c.fillText(label, x, e.y - PLAYER_R - 4);
   }
 
   private ball(e: Readonly<Entity<Field>>): void {

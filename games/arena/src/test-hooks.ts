@@ -15,6 +15,8 @@ export interface HostrelayGameHooks {
   ready(): boolean;
   /** The player id of the host this game follows. */
   hostId(): string;
+  /** The entity this tab's player controls (its slot), null until the host has given it one. */
+  localId(): number | null;
   /** This tab became the host during the game (host migration). */
   promoted(): boolean;
   /** Every entity as drawn in the last frame: players by slot, the ball (1000), the score (1001). */

@@ -1,5 +1,6 @@
 import type { RoomSession } from '@hostrelay/sdk';
 import { PacketKind, decodePacket, echoOf, encodePacket } from './packets';
+import { followPointer, type Point } from './pointer-input';
 import { RttWindow } from './rtt';
 
 /** How often a client sends its pointer, like a game's input tick. */
@@ -7,11 +8,6 @@ const SEND_HZ = 30;
 
 export interface DemoStats {
   rttMs: number | null;
-}
-
-interface Point {
-  x: number;
-  y: number;
 }
 
 /**
@@ -62,13 +58,9 @@ export class PointerDemo {
       }),
       session.on('peerClose', (peerId) => this.remote.delete(peerId)),
     );
-    const onMove = (e: PointerEvent): void => {
-      const r = canvas.getBoundingClientRect();
-      if (r.width === 0 || r.height === 0) return;
-      this.local = { x: (e.clientX - r.left) / r.width, y: (e.clientY - r.top) / r.height };
-    };
-    canvas.addEventListener('pointermove', onMove);
-    this.offs.push(() => canvas.removeEventListener('pointermove', onMove));
+    // A finger's drag is the game's, not the page's: no scrolling or zooming while it steers.
+    canvas.style.touchAction = 'none';
+    this.offs.push(followPointer(canvas, (p) => (this.local = p)));
     if (session.role === 'client') this.timers.push(window.setInterval(() => this.sendPointer(), 1000 / SEND_HZ));
     const draw = (): void => {
       this.draw();
@@ -79,6 +71,11 @@ export class PointerDemo {
 
   get stats(): DemoStats {
     return { rttMs: this.rtt.median() };
+  }
+
+  /** This tab's marker, and the pointers it has from others (host) or the host's echo of its own (client). */
+  get pointers(): { local: Point; remote: [string, Point][] } {
+    return { local: { ...this.local }, remote: [...this.remote].map(([id, p]) => [id, { ...p }]) };
   }
 
   stop(): void {

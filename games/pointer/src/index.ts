@@ -4,6 +4,7 @@
 // plays it in any room whose mode it has no game for.
 import type { Game, GameContext, RoomSession, RunningGame } from '@hostrelay/sdk';
 import { PointerDemo } from './demo';
+import { publishPointerHooks } from './test-hooks';
 
 export { PacketKind, decodePacket, echoOf, encodePacket, type Packet, type PointerPacket, type TestPacket } from './packets';
 export { RttWindow } from './rtt';
@@ -22,6 +23,16 @@ export function mountPointer({ session, container }: GameContext): RunningGame {
     demo.stop();
     demo = mountDemo(session, container);
   });
+  // window.hostrelayPointer, in the e2e build only: elsewhere the condition
+  // is a constant false and the bundle leaves the hooks out.
+  let unpublish: (() => void) | null = null;
+  if (import.meta.env.MODE === 'e2e') {
+    unpublish = publishPointerHooks({
+      role: () => session.role,
+      local: () => demo.pointers.local,
+      remote: () => demo.pointers.remote,
+    });
+  }
   let stopped = false;
   return {
     stats: () => demo.stats,
@@ -29,11 +40,15 @@ export function mountPointer({ session, container }: GameContext): RunningGame {
       if (stopped) return;
       stopped = true;
       off();
+      unpublish?.();
       demo.stop();
       container.replaceChildren();
     },
   };
 }
+
+/** A phone or tablet: the primary pointer is a finger, so the help speaks of touching, not hovering. */
+const touchFirst = (): boolean => typeof matchMedia === 'function' && matchMedia('(pointer: coarse)').matches;
 
 function mountDemo(session: RoomSession, container: HTMLElement): PointerDemo {
   const help = document.createElement('p');
@@ -42,7 +57,7 @@ function mountDemo(session: RoomSession, container: HTMLElement): PointerDemo {
   help.textContent =
     session.role === 'host'
       ? 'Each player’s pointer arrives here over the unreliable game channel; this tab echoes it back.'
-      : 'Move your pointer over the canvas: it goes to the host 30 times a second. The ring is what the host echoed back.';
+      : `${touchFirst() ? 'Touch and drag on' : 'Move your pointer over'} the canvas: it goes to the host 30 times a second. The ring is what the host echoed back.`;
   const canvas = document.createElement('canvas');
   canvas.id = 'demo-canvas';
   canvas.width = 640;
