@@ -70,6 +70,7 @@ form.addEventListener('submit', async (e) => {
       : await RoomSession.create(lobby, { name: `${name}'s Pong`, maxPlayers: 8, public: false, mode: pong.mode });
     form.hidden = true;
     linkInput.value = shareLink(session.room.code);
+    if (code) $('share-label').textContent = 'Link to this game (a third player watches)';
     $('share').hidden = false;
     pong.mount({ session, container: $('game') });
   } catch (err) {

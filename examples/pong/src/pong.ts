@@ -90,6 +90,7 @@ export function mountPong({ session, container }: GameContext): RunningGame {
     return session.players.find((p) => p.id === id)?.name ?? '';
   };
 
+  const touch = matchMedia('(pointer: coarse)').matches;
   let fitted = '';
   let frames = 0;
   const render = (): void => {
@@ -128,7 +129,7 @@ export function mountPong({ session, container }: GameContext): RunningGame {
         (!board
           ? 'Connecting to the host…'
           : side
-            ? `You play ${side}: W/S or ↑/↓, or drag on the field.`
+            ? `You are the yellow paddle: ${touch ? 'drag anywhere on the field' : 'W/S or ↑/↓, or drag with the mouse'}.`
             : 'Two players are already playing: you are watching.'),
     );
     const ball = entities.get(BALL_ID);
@@ -218,13 +219,14 @@ function draw(ctx: CanvasRenderingContext2D, view: DOMMatrix, entities: Readonly
     }
   }
   if (!message) return;
-  // Upright whatever the field's turn.
+  // Upright whatever the field's turn, and no wider than 80 % of it.
   ctx.setTransform(1, 0, 0, 1, 0, 0);
-  const size = Math.round(Math.min(width, height) / 12);
+  ctx.font = `600 100px system-ui, sans-serif`;
+  const size = Math.floor(Math.min(height / 16, (100 * width * 0.8) / ctx.measureText(message).width));
   ctx.font = `600 ${size}px system-ui, sans-serif`;
   ctx.textAlign = 'center';
   ctx.textBaseline = 'middle';
-  ctx.fillStyle = 'rgba(15, 23, 41, 0.75)';
+  ctx.fillStyle = 'rgba(15, 23, 41, 0.85)';
   const w = ctx.measureText(message).width + size;
   ctx.fillRect((width - w) / 2, height / 2 - size, w, size * 2);
   ctx.fillStyle = '#fff';
