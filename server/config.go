@@ -401,6 +401,9 @@ func (c Config) turnBandwidth() (rate, burst int64) {
 	if c.TURNMaxBandwidth == 0 {
 		return turn.NoBandwidthLimit, 0
 	}
+	if c.TURNBandwidthBurst == 0 {
+		return int64(c.TURNMaxBandwidth), turn.DefaultBandwidthBurst(int64(c.TURNMaxBandwidth))
+	}
 	return int64(c.TURNMaxBandwidth), int64(c.TURNBandwidthBurst)
 }
 

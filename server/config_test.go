@@ -14,7 +14,7 @@ func TestConfigTURNBandwidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rate, burst := cfg.turnBandwidth(); rate != turn.DefaultMaxBandwidth || burst != 0 {
+	if rate, burst := cfg.turnBandwidth(); rate != turn.DefaultMaxBandwidth || burst != turn.DefaultMaxBandwidth/4 {
 		t.Fatalf("default: %d B/s burst %d, want %d and turn's default burst", rate, burst, turn.DefaultMaxBandwidth)
 	}
 
@@ -25,12 +25,12 @@ func TestConfigTURNBandwidth(t *testing.T) {
 	}{
 		{args: []string{"-turn-max-bandwidth", "0"}, rate: turn.NoBandwidthLimit},
 		{args: []string{"-turn-max-bandwidth", "2MiB", "-turn-bandwidth-burst", "64KiB"}, rate: 2 << 20, burst: 64 << 10},
-		{args: []string{"-turn-max-bandwidth", "500kb"}, rate: 500_000},
-		{args: []string{"-turn-max-bandwidth", "65536"}, rate: 65536},
+		{args: []string{"-turn-max-bandwidth", "500kb"}, rate: 500_000, burst: 125_000},
+		{args: []string{"-turn-max-bandwidth", "65536"}, rate: 65536, burst: 16384},
 		{env: map[string]string{"HOSTRELAY_TURN_MAX_BANDWIDTH": "3 MiB", "HOSTRELAY_TURN_BANDWIDTH_BURST": "1600"},
 			rate: 3 << 20, burst: 1600},
 		// Flags override the environment.
-		{args: []string{"-turn-max-bandwidth", "1GiB"}, env: map[string]string{"HOSTRELAY_TURN_MAX_BANDWIDTH": "0"}, rate: 1 << 30},
+		{args: []string{"-turn-max-bandwidth", "1GiB"}, env: map[string]string{"HOSTRELAY_TURN_MAX_BANDWIDTH": "0"}, rate: 1 << 30, burst: 1 << 28},
 	} {
 		cfg, err := LoadConfig(tc.args, func(k string) string { return tc.env[k] }, io.Discard)
 		if err != nil {

@@ -61,27 +61,27 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	var err error
 	// The hub needs TURN for credentials and TURN needs the hub for session
 	// checks; the closure breaks the cycle (TURN exists before any request).
-	s.hub, err = signaling.NewHub(signaling.Config{
-		OriginPatterns: cfg.AllowedOrigins,
-		ICE:            s.iceFor,
-		Grace:          seatGrace(cfg.SeatGrace),
-		MaxConnsPerIP:  cfg.MaxConnsPerIP,
-		JoinsPerMinute: cfg.JoinsPerMinute,
-		RoomsPerMinute: cfg.RoomsPerMinute,
-		MaxRooms:       cfg.MaxRooms,
-		// The burst lets a client catch up after a stall (a resume replays
-		// its queue) without tripping the limit.
-		MessagesPerSecond: cfg.MessagesPerSecond,
-		MessageBurst:      int(2 * cfg.MessagesPerSecond),
-		SignalsPerSecond:  cfg.SignalsPerSecond,
-		SignalBurst:       cfg.SignalBurst,
-		MaxFrame:          int(cfg.MaxFrame),
-		MaxSDP:            int(cfg.MaxSDP),
-		MaxCandidate:      int(cfg.MaxCandidate),
-		MaxChatText:       cfg.MaxChatLength,
-		MaxRoomName:       cfg.MaxRoomName,
-		Logger:            log,
-	})
+	hc := signaling.DefaultConfig()
+	hc.OriginPatterns = cfg.AllowedOrigins
+	hc.ICE = s.iceFor
+	hc.Grace = cfg.SeatGrace
+	hc.MaxConnsPerIP = cfg.MaxConnsPerIP
+	hc.JoinsPerMinute = cfg.JoinsPerMinute
+	hc.RoomsPerMinute = cfg.RoomsPerMinute
+	hc.MaxRooms = cfg.MaxRooms
+	// The burst lets a client catch up after a stall (a resume replays its
+	// queue) without tripping the limit.
+	hc.MessagesPerSecond = cfg.MessagesPerSecond
+	hc.MessageBurst = int(2 * cfg.MessagesPerSecond)
+	hc.SignalsPerSecond = cfg.SignalsPerSecond
+	hc.SignalBurst = cfg.SignalBurst
+	hc.MaxFrame = int(cfg.MaxFrame)
+	hc.MaxSDP = int(cfg.MaxSDP)
+	hc.MaxCandidate = int(cfg.MaxCandidate)
+	hc.MaxChatText = cfg.MaxChatLength
+	hc.MaxRoomName = cfg.MaxRoomName
+	hc.Logger = log
+	s.hub, err = signaling.NewHub(hc)
 	if err != nil {
 		return nil, err
 	}
@@ -94,25 +94,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 			"file_limit", files.limit)
 	}
 	maxBandwidth, burst := cfg.turnBandwidth()
-	s.turn, err = turn.New(ctx, turn.Config{
-		Secret:                   []byte(cfg.TURNSecret),
-		PublicIP:                 net.IP(cfg.PublicIP.AsSlice()),
-		UDPAddr:                  cfg.TURNUDPAddr,
-		TCPAddr:                  cfg.TURNTCPAddr,
-		CredentialTTL:            cfg.TURNTTL,
-		MaxAllocationsPerSession: cfg.TURNMaxAllocs,
-		MaxAllocationsPerIP:      cfg.TURNAllocsPerIP,
-		MaxAllocations:           allocations,
-		MaxAllocationLifetime:    cfg.TURNMaxLifetime,
-		MaxChannelsPerAllocation: cfg.TURNMaxChannels,
-		MaxBandwidth:             maxBandwidth,
-		BandwidthBurst:           burst,
-		TCPAllocateTimeout:       cfg.TURNTCPAllocateTimeout,
-		MaxTCPConns:              turnTCPConns,
-		MaxTCPConnsPerIP:         cfg.TURNTCPConnsPerIP,
-		Sessions:                 s.hub,
-		Logger:                   log,
-	})
+	tc := turn.DefaultConfig()
+	tc.Secret = []byte(cfg.TURNSecret)
+	tc.PublicIP = net.IP(cfg.PublicIP.AsSlice())
+	tc.UDPAddr, tc.TCPAddr = cfg.TURNUDPAddr, cfg.TURNTCPAddr
+	tc.CredentialTTL = cfg.TURNTTL
+	tc.MaxAllocationsPerSession = cfg.TURNMaxAllocs
+	tc.MaxAllocationsPerIP = cfg.TURNAllocsPerIP
+	tc.MaxAllocations = allocations
+	tc.MaxAllocationLifetime = cfg.TURNMaxLifetime
+	tc.MaxChannelsPerAllocation = cfg.TURNMaxChannels
+	tc.MaxBandwidth, tc.BandwidthBurst = maxBandwidth, burst
+	tc.TCPAllocateTimeout = cfg.TURNTCPAllocateTimeout
+	tc.MaxTCPConns = turnTCPConns
+	tc.MaxTCPConnsPerIP = cfg.TURNTCPConnsPerIP
+	tc.Sessions = s.hub
+	tc.Logger = log
+	s.turn, err = turn.New(ctx, tc)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
@@ -162,15 +160,6 @@ func orDefault(v, def int) int {
 		return def
 	}
 	return v
-}
-
-// seatGrace maps the operator's 0 ("do not hold seats") to the hub's
-// negative, since the hub's zero means its default.
-func seatGrace(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // Addrs reports the bound addresses.
