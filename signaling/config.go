@@ -175,7 +175,7 @@ func (c Config) validate() error {
 		}
 	}
 	if c.Grace < 0 {
-		errs = append(errs, fmt.Errorf("Grace %v: must be 0 (seats not held) or more", c.Grace))
+		errs = append(errs, fmt.Errorf("%s %v: must be 0 (seats not held) or more", "Grace", c.Grace))
 	}
 	errs = append(errs, c.validateLimits()...)
 	if err := errors.Join(errs...); err != nil {
