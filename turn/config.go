@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -100,6 +101,17 @@ type Config struct {
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
 	// UDP socket got, so clients need only one port number.
 	TCPAddr string
+	// TLSAddr is the TURN-over-TLS ("turns:") listen address, e.g.
+	// "0.0.0.0:5349"; empty disables it. For clients whose network lets
+	// only TLS out. Its connections share TCP's caps and timeouts
+	// (MaxTCPConns, MaxTCPConnsPerIP, TCPAllocateTimeout, which also bounds
+	// the handshake).
+	TLSAddr string
+	// TLS is the TLS configuration for TLSAddr, required with it: its
+	// Certificates or GetCertificate give the certificate (the host name
+	// in "turns:" URLs must match it). New copies it and raises MinVersion
+	// to TLS 1.2.
+	TLS *tls.Config
 	// TCPAllocateTimeout closes a TURN-over-TCP connection that has made no
 	// allocation this long after it was accepted; default 5s. After its
 	// first allocation a connection is closed only after 15 minutes of
@@ -228,6 +240,10 @@ func (c Config) withDefaults() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.TLS != nil {
+		c.TLS = c.TLS.Clone()
+		c.TLS.MinVersion = max(c.TLS.MinVersion, tls.VersionTLS12)
+	}
 
 	return c
 }
@@ -248,8 +264,11 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: got %s", ErrPublicIP, c.PublicIP)
 	case c.RelayBindIP.To4() == nil:
 		return fmt.Errorf("%w: got %s", ErrRelayBindIP, c.RelayBindIP)
-	case c.UDPAddr == "" && c.TCPAddr == "":
+	case c.UDPAddr == "" && c.TCPAddr == "" && c.TLSAddr == "":
 		return ErrNoListener
+	case c.TLSAddr != "" && (c.TLS == nil || len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil &&
+		c.TLS.GetConfigForClient == nil):
+		return ErrTLS
 	case c.CredentialTTL < time.Second:
 		// Usernames carry whole seconds; a shorter TTL expires before use.
 		return fmt.Errorf("%w: CredentialTTL %s is under 1s", ErrTTL, c.CredentialTTL)
@@ -275,7 +294,7 @@ func (c Config) validate() error {
 		(c.BandwidthBurst < minBandwidthBurst || c.BandwidthBurst > maxBandwidthBurst):
 		return fmt.Errorf("%w: BandwidthBurst %d", ErrBandwidth, c.BandwidthBurst)
 	}
-	for _, addr := range []string{c.UDPAddr, c.TCPAddr} {
+	for _, addr := range []string{c.UDPAddr, c.TCPAddr, c.TLSAddr} {
 		if addr == "" {
 			continue
 		}
