@@ -14,6 +14,7 @@ import (
 	"math"
 	"net"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,6 +83,13 @@ type Config struct {
 	TURNTCPConnsPerIP      int           // open TURN-over-TCP connections per client IP (IPv6: per /64)
 	TURNTCPAllocateTimeout time.Duration // a TURN-over-TCP connection without an allocation is closed after it
 
+	// TLS is HTTPS and WSS on HTTPAddr, the HTTP→HTTPS redirect and TURN
+	// over TLS (tls.go); off unless a certificate is configured.
+	TLS TLSConfig
+	// TURNOffer lists the TURN transports handed to clients (udp, tcp,
+	// tls), those listening, always in that order.
+	TURNOffer []string
+
 	// secretGenerated records that TURNSecret was made up at start, so Run
 	// can say so (without printing it).
 	secretGenerated bool
@@ -129,6 +137,9 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 		HTTPIdleTimeout:        60 * time.Second,
 		TURNTCPConnsPerIP:      turn.DefaultMaxTCPConnsPerIP,
 		TURNTCPAllocateTimeout: turn.DefaultTCPAllocateTimeout,
+
+		TLS:       TLSConfig{RedirectAddr: defaultRedirectAddr, TURNAddr: defaultTURNTLSAddr, ACMECache: "acme-cache"},
+		TURNOffer: slices.Clone(turnTransports),
 	}
 	fs := flag.NewFlagSet("hostrelay", flag.ContinueOnError)
 	fs.SetOutput(usage)
@@ -147,7 +158,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.StringVar(&cfg.TURNSecret, "turn-secret", "", "secret for TURN credentials, at least 16 bytes (default: random at each start)")
 	fs.DurationVar(&cfg.TURNTTL, "turn-ttl", cfg.TURNTTL, "lifetime of issued TURN credentials")
 	fs.IntVar(&cfg.TURNMaxAllocs, "turn-max-allocations", cfg.TURNMaxAllocs,
-		"live TURN allocations per lobby session (a browser uses 2 per peer connection)")
+		"live TURN allocations per lobby session (a browser uses one per peer connection and TURN URL: 2, or 3 with TURN over TLS)")
 	fs.IntVar(&cfg.TURNAllocsPerIP, "turn-allocations-per-ip", cfg.TURNAllocsPerIP,
 		"live TURN allocations per client IP (IPv6: per /64), any sessions; past it Allocate gets 486")
 	fs.IntVar(&cfg.TURNMaxAllocsTotal, "turn-max-allocations-total", cfg.TURNMaxAllocsTotal,
@@ -212,6 +223,7 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	fs.IntVar(&cfg.MaxChatLength, "max-chat-length", cfg.MaxChatLength, "characters in one chat line. The default is the protocol's maximum")
 	fs.IntVar(&cfg.MaxRoomName, "max-room-name", cfg.MaxRoomName, "characters in a room name. The default is the protocol's maximum")
 	fs.DurationVar(&cfg.ShutdownGrace, "shutdown-grace", cfg.ShutdownGrace, "how long shutdown waits for connections to close")
+	bindTLSFlags(fs, &cfg.TLS, &cfg.TURNOffer)
 
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
@@ -276,7 +288,8 @@ func (c Config) validate() error {
 	if c.TURNMaxAllocs < 2 {
 		errs = append(errs, fmt.Errorf("-turn-max-allocations %d: must be at least 2", c.TURNMaxAllocs))
 	}
-	// A player needs two allocations (UDP and TCP URLs), a host two per peer.
+	// A player needs two allocations (UDP and TCP URLs; three with TLS), a
+	// host as many per peer.
 	if c.TURNAllocsPerIP < 2 || c.TURNMaxAllocsTotal < 0 || c.TURNMaxAllocsTotal == 1 {
 		errs = append(errs, fmt.Errorf("-turn-allocations-per-ip %d and -turn-max-allocations-total %d: must be at least 2 (the total may be 0: derived from the open-file limit)",
 			c.TURNAllocsPerIP, c.TURNMaxAllocsTotal))
@@ -326,6 +339,12 @@ func (c Config) validate() error {
 		errs = append(errs, fmt.Errorf("-signal-burst %d: must be at least 1", c.SignalBurst))
 	}
 	errs = append(errs, c.validateSizes()...)
+	errs = append(errs, c.TLS.validate()...)
+	if err := validateOffer(c.TURNOffer); err != nil {
+		errs = append(errs, err)
+	} else if len(c.TURNOffer) == 1 && c.TURNOffer[0] == "tls" && c.TLS.turnAddr() == "" {
+		errs = append(errs, errors.New("-turn-offer tls: TURN over TLS is off (it needs -tls-cert or -acme-domain, and -turn-tls not off), so no TURN server would be offered"))
+	}
 	if c.ShutdownGrace <= 0 {
 		errs = append(errs, errors.New("-shutdown-grace: must be positive"))
 	}

@@ -28,13 +28,16 @@ const (
 	DefaultCredentialTTL = 6 * time.Hour
 	DefaultMaxTTL        = 24 * time.Hour
 	// DefaultMaxAllocationsPerSession lets a host of a full 16-player room
-	// hold one allocation per TURN URL (UDP and TCP) for each of its 15 peer
-	// connections, with 10 to spare for pages closed without pc.close(),
-	// whose allocations live on for up to 10 minutes.
-	DefaultMaxAllocationsPerSession = 2*15 + 10
+	// hold one allocation per TURN URL (UDP, TCP and TLS) for each of its 15
+	// peer connections, with 10 to spare for pages closed without
+	// pc.close(), whose allocations live on for up to 10 minutes. A browser
+	// that gets 486 on any URL fails the connection (the SDK does so on
+	// purpose), so this must cover every URL offered.
+	DefaultMaxAllocationsPerSession = 3*15 + 10
 	// DefaultMaxAllocationsPerIP lets a few full rooms play from behind one
 	// NAT (a LAN party, a school, a carrier-grade NAT: a 16-player room takes
-	// about 60 allocations) while one host cannot take the server's share.
+	// about 60 allocations, 90 with TURN over TLS offered) while one host
+	// cannot take the server's share.
 	DefaultMaxAllocationsPerIP = 256
 	// DefaultMaxAllocations bounds the relay sockets (one file descriptor
 	// and one goroutine each) of the whole server, far below common
@@ -44,8 +47,9 @@ const (
 	// browsers use: pion would grant a client asking for more up to an hour.
 	DefaultMaxAllocationLifetime = 10 * time.Minute
 	// DefaultMaxChannelsPerAllocation is generous for a browser, which binds
-	// one channel per remote relay candidate of its peer connection (two
-	// per ICE generation here, UDP and TCP); pion would allow 16,384.
+	// one channel per remote relay candidate of its peer connection (up to
+	// three per ICE generation here: UDP, TCP and TLS); pion would allow
+	// 16,384.
 	DefaultMaxChannelsPerAllocation = 32
 	// DefaultTCPAllocateTimeout is how long a TURN-over-TCP connection may
 	// stay open without an allocation. A browser allocates within two round
@@ -56,8 +60,9 @@ const (
 	// process's file limit). Each connection holds a descriptor.
 	DefaultMaxTCPConns = 1024
 	// DefaultMaxTCPConnsPerIP lets the host of a full 16-player room (one
-	// connection per peer connection) and a few more players behind the same
-	// NAT use TURN over TCP, while one address cannot take the whole cap.
+	// connection per peer connection, two with TURN over TLS offered too)
+	// and a few more players behind the same NAT use TURN over TCP, while
+	// one address cannot take the whole cap.
 	DefaultMaxTCPConnsPerIP = 64
 )
 

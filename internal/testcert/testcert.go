@@ -32,9 +32,16 @@ type Certs struct {
 	Leaf tls.Certificate
 }
 
-// New makes a CA and a leaf valid from an hour ago for a day, and writes
-// them to t.TempDir().
+// New makes a CA and a leaf for 127.0.0.1, ::1 and localhost valid from an
+// hour ago for a day, and writes them to t.TempDir().
 func New(t testing.TB) Certs {
+	t.Helper()
+	return NewFor(t, 24*time.Hour, "localhost", "127.0.0.1", "::1")
+}
+
+// NewFor is New with a leaf for hosts (names or IP addresses; the first is
+// its common name) valid from an hour ago for validFor.
+func NewFor(t testing.TB, validFor time.Duration, hosts ...string) Certs {
 	t.Helper()
 	now := time.Now()
 	caKey := newKey(t)
@@ -42,7 +49,7 @@ func New(t testing.TB) Certs {
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "hostrelay test CA"},
 		NotBefore:             now.Add(-time.Hour),
-		NotAfter:              now.Add(24 * time.Hour),
+		NotAfter:              now.Add(validFor),
 		KeyUsage:              x509.KeyUsageCertSign | x509.KeyUsageCRLSign,
 		BasicConstraintsValid: true,
 		IsCA:                  true,
@@ -59,13 +66,18 @@ func New(t testing.TB) Certs {
 	leafKey := newKey(t)
 	leafTmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
-		Subject:      pkix.Name{CommonName: "localhost"},
+		Subject:      pkix.Name{CommonName: hosts[0]},
 		NotBefore:    now.Add(-time.Hour),
-		NotAfter:     now.Add(24 * time.Hour),
+		NotAfter:     now.Add(validFor),
 		KeyUsage:     x509.KeyUsageDigitalSignature,
 		ExtKeyUsage:  []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
-		DNSNames:     []string{"localhost"},
-		IPAddresses:  []net.IP{net.IPv4(127, 0, 0, 1), net.IPv6loopback},
+	}
+	for _, h := range hosts {
+		if ip := net.ParseIP(h); ip != nil {
+			leafTmpl.IPAddresses = append(leafTmpl.IPAddresses, ip)
+		} else {
+			leafTmpl.DNSNames = append(leafTmpl.DNSNames, h)
+		}
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
 	if err != nil {
