@@ -5,7 +5,7 @@ BOT     := bin/hostrelay-bot
 E2E_BIN := bin/hostrelay-e2e
 FUZZTIME ?= 60s
 
-.PHONY: run build web web-e2e build-e2e deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run build web web-e2e build-e2e examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json games/*/package.json examples/*/package.json)
@@ -72,7 +72,12 @@ test-web: deps
 test-packages: deps
 	npm run test:packages
 
-e2e: build build-e2e
+## examples: the packages built as published (their dist/), then examples/pong type-checked and built against them into examples/pong/dist
+examples: deps
+	npm run build:packages
+	npm run build -w hostrelay-example-pong
+
+e2e: build build-e2e examples
 	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
 
 ## screenshots: every lobby screen and the game at 390×844 and 1280×800, both games on a touch phone, and a malformed share link, as PNGs in test-results/screenshots
@@ -120,4 +125,4 @@ vulncheck:
 
 clean:
 	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg \
-	  static/e2e/assets static/e2e/index.html static/e2e/*.svg web/packages/*/dist
+	  static/e2e/assets static/e2e/index.html static/e2e/*.svg web/packages/*/dist examples/*/dist

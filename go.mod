@@ -15,6 +15,9 @@ require (
 	github.com/pion/turn/v4 v4.1.4
 	github.com/pion/webrtc/v4 v4.2.20
 	github.com/vmihailenco/msgpack/v5 v5.4.1
+	// The -config file (server/load.go): read as nodes, so unknown keys are
+	// named with their line.
+	go.yaml.in/yaml/v3 v3.0.5
 	// acme/autocert: certificates from Let's Encrypt for -acme-domain.
 	golang.org/x/crypto v0.53.0
 	golang.org/x/net v0.56.0

@@ -15,11 +15,8 @@ import (
 // exampleServer starts a hostrelay in-process so the examples run as they
 // are; a real program dials its server's URL instead.
 func exampleServer() (url string, stop func()) {
-	cfg, err := server.LoadConfig([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0"},
-		func(string) string { return "" }, io.Discard)
-	if err != nil {
-		panic(err)
-	}
+	cfg := server.DefaultConfig()
+	cfg.HTTP.Addr, cfg.TURN.UDPAddr, cfg.TURN.TCPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
 	s, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		panic(err)

@@ -231,14 +231,13 @@ func TestFileBudget(t *testing.T) {
 }
 
 func TestConnLimitFlags(t *testing.T) {
-	noEnv := func(string) string { return "" }
 	cfg, err := LoadConfig(nil, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MaxHTTPConns != 0 || cfg.TURNTCPMaxConns != 0 || cfg.TURNTCPConnsPerIP != 64 ||
-		cfg.TURNTCPAllocateTimeout != 5*time.Second || cfg.HTTPReadTimeout != 30*time.Second ||
-		cfg.HTTPWriteTimeout != time.Minute || cfg.HTTPIdleTimeout != time.Minute {
+	if cfg.HTTP.MaxConns != Auto || cfg.TURN.TCPMaxConns != Auto || cfg.TURN.TCPConnsPerIP != 64 ||
+		cfg.TURN.TCPAllocateTimeout != 5*time.Second || cfg.HTTP.ReadTimeout != 30*time.Second ||
+		cfg.HTTP.WriteTimeout != time.Minute || cfg.HTTP.IdleTimeout != time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
 	}
 	cfg, err = LoadConfig([]string{"-turn-tcp-conns-per-ip", "3"}, func(k string) string {
@@ -246,9 +245,9 @@ func TestConnLimitFlags(t *testing.T) {
 			"HOSTRELAY_TURN_TCP_CONNS_PER_IP": "9", "HOSTRELAY_TURN_TCP_ALLOCATE_TIMEOUT": "15m",
 			"HOSTRELAY_HTTP_READ_TIMEOUT": "1s", "HOSTRELAY_HTTP_WRITE_TIMEOUT": "1h", "HOSTRELAY_HTTP_IDLE_TIMEOUT": "1s"}[k]
 	}, io.Discard)
-	if err != nil || cfg.MaxHTTPConns != 2 || cfg.TURNTCPMaxConns != 1 || cfg.TURNTCPConnsPerIP != 3 ||
-		cfg.TURNTCPAllocateTimeout != 15*time.Minute || cfg.HTTPReadTimeout != time.Second ||
-		cfg.HTTPWriteTimeout != time.Hour || cfg.HTTPIdleTimeout != time.Second {
+	if err != nil || cfg.HTTP.MaxConns != 2 || cfg.TURN.TCPMaxConns != 1 || cfg.TURN.TCPConnsPerIP != 3 ||
+		cfg.TURN.TCPAllocateTimeout != 15*time.Minute || cfg.HTTP.ReadTimeout != time.Second ||
+		cfg.HTTP.WriteTimeout != time.Hour || cfg.HTTP.IdleTimeout != time.Second {
 		t.Fatalf("environment and flags at the limits: %v %+v", err, cfg)
 	}
 	for _, bad := range [][]string{

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -26,11 +27,11 @@ func checkDebugAddr(addr string) error {
 	}
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
-		return fmt.Errorf("-debug-addr %q: %w", addr, err)
+		return err
 	}
 	ip, err := netip.ParseAddr(host)
 	if err != nil || !ip.Unmap().IsLoopback() {
-		return fmt.Errorf("-debug-addr %q: must be a loopback address such as 127.0.0.1:6060 or [::1]:6060 (pprof must not face the network)", addr)
+		return errors.New("must be a loopback address such as 127.0.0.1:6060 or [::1]:6060 (pprof must not face the network)")
 	}
 	return nil
 }

@@ -13,14 +13,13 @@ import (
 )
 
 func TestConfigDebugAddr(t *testing.T) {
-	noEnv := func(string) string { return "" }
 	cfg, err := LoadConfig(nil, noEnv, io.Discard)
-	if err != nil || cfg.DebugAddr != "" {
-		t.Fatalf("default debug addr %q, %v: want off", cfg.DebugAddr, err)
+	if err != nil || cfg.Debug.Addr != "" {
+		t.Fatalf("default debug addr %q, %v: want off", cfg.Debug.Addr, err)
 	}
 	for _, ok := range []string{"127.0.0.1:0", "127.0.0.1:6060", "127.9.9.9:6060", "[::1]:6060", "[::ffff:127.0.0.1]:6060"} {
-		if cfg, err := LoadConfig([]string{"-debug-addr", ok}, noEnv, io.Discard); err != nil || cfg.DebugAddr != ok {
-			t.Errorf("-debug-addr %s: %q, %v", ok, cfg.DebugAddr, err)
+		if cfg, err := LoadConfig([]string{"-debug-addr", ok}, noEnv, io.Discard); err != nil || cfg.Debug.Addr != ok {
+			t.Errorf("-debug-addr %s: %q, %v", ok, cfg.Debug.Addr, err)
 		}
 	}
 	// Every address that is not a loopback literal, including the ones

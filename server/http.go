@@ -20,9 +20,9 @@ func newHTTP(s *Server) *echo.Echo {
 	// Believe X-Forwarded-For only from configured proxies; by default the
 	// peer address is the client, so a forged header changes nothing.
 	e.IPExtractor = echo.ExtractIPDirect()
-	if len(s.cfg.TrustedProxies) > 0 {
+	if len(s.cfg.HTTP.TrustedProxies) > 0 {
 		var opts []echo.TrustOption
-		for _, p := range s.cfg.TrustedProxies {
+		for _, p := range s.cfg.HTTP.TrustedProxies {
 			opts = append(opts, echo.TrustIPRange(netipToIPNet(p)))
 		}
 		opts = append(opts, echo.TrustLoopback(false), echo.TrustLinkLocal(false), echo.TrustPrivateNet(false))

@@ -111,14 +111,13 @@ func TestSignalRateFlags(t *testing.T) {
 }
 
 func TestLimitFlagsValidated(t *testing.T) {
-	noEnv := func(string) string { return "" }
 	cfg, err := LoadConfig(nil, noEnv, io.Discard)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.MaxFrame != protocol.MaxFrame || cfg.MaxSDP != protocol.MaxSDP || cfg.MaxCandidate != protocol.MaxCandidate ||
-		cfg.MaxChatLength != protocol.MaxChatText || cfg.MaxRoomName != protocol.MaxRoomName ||
-		cfg.SignalsPerSecond != 20 || cfg.SignalBurst != 60 {
+	if l := cfg.Lobby; l.MaxFrame != protocol.MaxFrame || l.MaxSDP != protocol.MaxSDP || l.MaxCandidate != protocol.MaxCandidate ||
+		l.MaxChatLength != protocol.MaxChatText || l.MaxRoomName != protocol.MaxRoomName ||
+		l.SignalsPerSecond != 20 || l.SignalBurst != 60 {
 		t.Fatalf("defaults are not the protocol's limits: %+v", cfg)
 	}
 
@@ -135,7 +134,7 @@ func TestLimitFlagsValidated(t *testing.T) {
 		return map[string]string{"HOSTRELAY_MAX_FRAME": "8KiB", "HOSTRELAY_MAX_SDP": "4096",
 			"HOSTRELAY_MAX_ROOM_NAME": "20", "HOSTRELAY_SIGNAL_BURST": "9"}[k]
 	}, io.Discard)
-	if err != nil || cfg.MaxFrame != 8192 || cfg.MaxSDP != 4096 || cfg.MaxRoomName != 20 || cfg.SignalBurst != 9 {
+	if l := cfg.Lobby; err != nil || l.MaxFrame != 8192 || l.MaxSDP != 4096 || l.MaxRoomName != 20 || l.SignalBurst != 9 {
 		t.Fatalf("environment: %v %+v", err, cfg)
 	}
 

@@ -2,7 +2,9 @@ package server
 
 import (
 	"context"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -28,7 +30,7 @@ type Server struct {
 	ln      net.Listener
 	conns   *connLimiter // wraps ln
 	serve   chan error
-	debug   *debugServer // nil unless cfg.DebugAddr is set
+	debug   *debugServer // nil unless cfg.Debug.Addr is set
 	tls     *tlsSetup    // nil unless TLS is configured
 	// redirect is the plain-HTTP listener sending browsers to HTTPS; nil
 	// without TLS or when off.
@@ -58,14 +60,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1), apiKeys: newAPIKeys(cfg.APIKeys)}
-	if cfg.secretGenerated {
+	if cfg.TURN.Secret == "" {
+		var b [32]byte
+		_, _ = rand.Read(b[:])
+		cfg.TURN.Secret = base64.RawStdEncoding.EncodeToString(b[:])
 		log.Warn("no TURN secret configured: generated a random one; TURN credentials will not survive a restart",
 			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
 	}
-	if cfg.PublicIP.IsLoopback() {
+	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1), apiKeys: newAPIKeys(cfg.HTTP.APIKeys)}
+	if cfg.TURN.PublicIP.IsLoopback() {
 		log.Warn("relay address is loopback: only players on this machine can connect",
-			"component", "server", "public_ip", cfg.PublicIP, "hint", "set -public-ip to this host's public address")
+			"component", "server", "public_ip", cfg.TURN.PublicIP, "hint", "set -public-ip to this host's public address")
 	}
 
 	var err error
@@ -76,84 +81,79 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	// The hub needs TURN for credentials and TURN needs the hub for session
 	// checks; the closure breaks the cycle (TURN exists before any request).
-	s.hub, err = signaling.NewHub(signaling.Config{
-		OriginPatterns: cfg.AllowedOrigins,
-		ICE:            s.iceFor,
-		Grace:          seatGrace(cfg.SeatGrace),
-		MaxConnsPerIP:  cfg.MaxConnsPerIP,
-		JoinsPerMinute: cfg.JoinsPerMinute,
-		RoomsPerMinute: cfg.RoomsPerMinute,
-		MaxRooms:       cfg.MaxRooms,
-		// The burst lets a client catch up after a stall (a resume replays
-		// its queue) without tripping the limit.
-		MessagesPerSecond: cfg.MessagesPerSecond,
-		MessageBurst:      int(2 * cfg.MessagesPerSecond),
-		SignalsPerSecond:  cfg.SignalsPerSecond,
-		SignalBurst:       cfg.SignalBurst,
-		MaxFrame:          int(cfg.MaxFrame),
-		MaxSDP:            int(cfg.MaxSDP),
-		MaxCandidate:      int(cfg.MaxCandidate),
-		MaxChatText:       cfg.MaxChatLength,
-		MaxRoomName:       cfg.MaxRoomName,
-		Logger:            log,
-	})
+	lobby := cfg.Lobby
+	hc := signaling.DefaultConfig()
+	hc.OriginPatterns = lobby.AllowedOrigins
+	hc.ICE = s.iceFor
+	hc.Grace = lobby.SeatGrace
+	hc.MaxConnsPerIP = lobby.MaxConnsPerIP
+	hc.JoinsPerMinute = lobby.JoinsPerMinute
+	hc.RoomsPerMinute = lobby.RoomsPerMinute
+	hc.MaxRooms = lobby.MaxRooms
+	// The burst lets a client catch up after a stall (a resume replays its
+	// queue) without tripping the limit.
+	hc.MessagesPerSecond = lobby.MessagesPerSecond
+	hc.MessageBurst = int(2 * lobby.MessagesPerSecond)
+	hc.SignalsPerSecond = lobby.SignalsPerSecond
+	hc.SignalBurst = lobby.SignalBurst
+	hc.MaxFrame = int(lobby.MaxFrame)
+	hc.MaxSDP = int(lobby.MaxSDP)
+	hc.MaxCandidate = int(lobby.MaxCandidate)
+	hc.MaxChatText = lobby.MaxChatLength
+	hc.MaxRoomName = lobby.MaxRoomName
+	hc.Logger = log
+	s.hub, err = signaling.NewHub(hc)
 	if err != nil {
 		return nil, err
 	}
 	files := newFileBudget(log)
-	httpConns, turnTCPConns := orDefault(cfg.MaxHTTPConns, files.httpConns), orDefault(cfg.TURNTCPMaxConns, files.turnTCP)
-	allocations := orDefault(cfg.TURNMaxAllocsTotal, files.allocations)                            // one relay socket each
+	httpConns, turnTCPConns := orAuto(cfg.HTTP.MaxConns, files.httpConns), orAuto(cfg.TURN.TCPMaxConns, files.turnTCP)
+	allocations := orAuto(cfg.TURN.MaxAllocations, files.allocations)                              // one relay socket each
 	if files.limit > 0 && uint64(httpConns+turnTCPConns+allocations+files.reserve) > files.limit { //nolint:gosec // positive
 		log.Warn("connection caps exceed the open-file limit: a flood can exhaust it; lower -max-http-conns, -turn-tcp-max-conns or -turn-max-allocations-total, or raise the limit",
 			"component", "server", "http_conns", httpConns, "turn_tcp_conns", turnTCPConns, "allocations", allocations,
 			"file_limit", files.limit)
 	}
-	maxBandwidth, burst := cfg.turnBandwidth()
-	var turnTLSAddr string
-	var turnTLS *tls.Config
+	relay := cfg.TURN
+	tc := turn.DefaultConfig()
+	tc.Secret = []byte(relay.Secret)
+	tc.PublicIP = net.IP(relay.PublicIP.AsSlice())
+	tc.UDPAddr, tc.TCPAddr = relay.UDPAddr, relay.TCPAddr
 	if s.tls != nil {
-		turnTLSAddr, turnTLS = cfg.TLS.turnAddr(), s.tls.turnConfig()
+		tc.TLSAddr, tc.TLS = relay.tlsAddr(cfg.TLS), s.tls.turnConfig()
 	}
-	s.turn, err = turn.New(ctx, turn.Config{
-		Secret:                   []byte(cfg.TURNSecret),
-		PublicIP:                 net.IP(cfg.PublicIP.AsSlice()),
-		UDPAddr:                  cfg.TURNUDPAddr,
-		TCPAddr:                  cfg.TURNTCPAddr,
-		TLSAddr:                  turnTLSAddr,
-		TLS:                      turnTLS,
-		CredentialTTL:            cfg.TURNTTL,
-		MaxAllocationsPerSession: cfg.TURNMaxAllocs,
-		MaxAllocationsPerIP:      cfg.TURNAllocsPerIP,
-		MaxAllocations:           allocations,
-		MaxAllocationLifetime:    cfg.TURNMaxLifetime,
-		MaxChannelsPerAllocation: cfg.TURNMaxChannels,
-		MaxBandwidth:             maxBandwidth,
-		BandwidthBurst:           burst,
-		TCPAllocateTimeout:       cfg.TURNTCPAllocateTimeout,
-		MaxTCPConns:              turnTCPConns,
-		MaxTCPConnsPerIP:         cfg.TURNTCPConnsPerIP,
-		Sessions:                 s.hub,
-		Logger:                   log,
-	})
+	tc.CredentialTTL = relay.CredentialTTL
+	tc.MaxAllocationsPerSession = relay.MaxAllocationsPerSession
+	tc.MaxAllocationsPerIP = relay.MaxAllocationsPerIP
+	tc.MaxAllocations = allocations
+	tc.MaxAllocationLifetime = relay.MaxLifetime
+	tc.MaxChannelsPerAllocation = relay.MaxChannels
+	tc.MaxBandwidth, tc.BandwidthBurst = relay.turnBandwidth()
+	tc.TCPAllocateTimeout = relay.TCPAllocateTimeout
+	tc.MaxTCPConns = turnTCPConns
+	tc.MaxTCPConnsPerIP = relay.TCPConnsPerIP
+	tc.Sessions = s.hub
+	tc.Logger = log
+	s.turn, err = turn.New(ctx, tc)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
 
-	if cfg.DebugAddr != "" {
-		if s.debug, err = startDebug(ctx, cfg.DebugAddr, log); err != nil {
+	if cfg.Debug.Addr != "" {
+		if s.debug, err = startDebug(ctx, cfg.Debug.Addr, log); err != nil {
 			_ = s.turn.Close()
 			return nil, err
 		}
 	}
 	var lc net.ListenConfig
-	s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTPAddr)
+	s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTP.Addr)
 	if err != nil {
 		_ = s.debug.close()
 		_ = s.turn.Close()
-		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTPAddr, err)
+		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTP.Addr, err)
 	}
 	if s.tls != nil {
-		if addr := cfg.TLS.redirectAddr(cfg.HTTPAddr); addr != "" {
+		if addr := cfg.TLS.redirectAddr(cfg.HTTP.Addr); addr != "" {
 			h := s.tls.redirectHandler(s.ln.Addr().(*net.TCPAddr).Port) //nolint:forcetypeassert // a TCP listener
 			if s.redirect, err = startRedirect(ctx, addr, h, log); err != nil {
 				_ = s.ln.Close()
@@ -168,10 +168,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	// past them (TestHTTPTimeoutsSpareWebSockets).
 	s.http = &http.Server{
 		Handler:           newHTTP(s),
-		ReadHeaderTimeout: min(maxHeaderTime, cfg.HTTPReadTimeout),
-		ReadTimeout:       cfg.HTTPReadTimeout,
-		WriteTimeout:      cfg.HTTPWriteTimeout,
-		IdleTimeout:       cfg.HTTPIdleTimeout,
+		ReadHeaderTimeout: min(maxHeaderTime, cfg.HTTP.ReadTimeout),
+		ReadTimeout:       cfg.HTTP.ReadTimeout,
+		WriteTimeout:      cfg.HTTP.WriteTimeout,
+		IdleTimeout:       cfg.HTTP.IdleTimeout,
 		ConnState:         s.conns.connState,
 		ErrorLog:          httpErrorLog(log),
 	}
@@ -188,7 +188,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 
 	a := s.Addrs()
 	attrs := []any{"component", "server", "http", a.HTTP, "scheme", scheme, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
-		"public_ip", cfg.PublicIP}
+		"public_ip", cfg.TURN.PublicIP}
 	if a.TURNTLS != "" {
 		attrs = append(attrs, "turn_tls", a.TURNTLS)
 	}
@@ -205,21 +205,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 // maxHeaderTime bounds reading a request header: a client sends it at once.
 const maxHeaderTime = 10 * time.Second
 
-// orDefault is v, or def where v is 0.
-func orDefault(v, def int) int {
-	if v == 0 {
-		return def
+// orAuto is v, or derived where v is Auto.
+func orAuto(v, derived int) int {
+	if v == Auto {
+		return derived
 	}
 	return v
-}
-
-// seatGrace maps the operator's 0 ("do not hold seats") to the hub's
-// negative, since the hub's zero means its default.
-func seatGrace(d time.Duration) time.Duration {
-	if d == 0 {
-		return -1
-	}
-	return d
 }
 
 // Addrs reports the bound addresses.
@@ -237,12 +228,12 @@ func (s *Server) Hub() *signaling.Hub { return s.hub }
 
 // iceFor issues a session's TURN credentials and the URLs to use them on.
 func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
-	host := s.cfg.PublicHost
+	host := s.cfg.TURN.PublicHost
 	if host == "" {
 		host = hostOnly(requestHost)
 	}
 	if host == "" {
-		host = s.cfg.PublicIP.String()
+		host = s.cfg.TURN.PublicIP.String()
 	}
 	c := s.turn.Credentials(sessionID, time.Now())
 	return protocol.ICE{
@@ -262,7 +253,7 @@ func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
 func (s *Server) turnURLs(host string) []string {
 	urls := make([]string, 0, len(turnTransports))
 	for _, t := range turnTransports {
-		if !slices.Contains(s.cfg.TURNOffer, t) {
+		if !slices.Contains(s.cfg.TURN.Offer, t) {
 			continue
 		}
 		switch a := s.turnAddr(t); {

@@ -5,7 +5,6 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
-	"flag"
 	"fmt"
 	stdlog "log"
 	"log/slog"
@@ -24,45 +23,7 @@ import (
 	"golang.org/x/net/netutil"
 )
 
-// TLSConfig is HTTPS (and so WSS) on the HTTP listener, a plain-HTTP
-// listener that redirects to it, and TURN over TLS. TLS is on when a
-// certificate is configured: files (CertFile and KeyFile) or ACME
-// (ACMEDomains). Off, none of the rest applies.
-type TLSConfig struct {
-	// CertFile and KeyFile are PEM files: the certificate chain, leaf
-	// first, and its private key. They are read again when either changes
-	// (certbot and Kubernetes replace them in place), at the next handshake.
-	CertFile, KeyFile string
-	// ACMEDomains get certificates from an ACME CA (Let's Encrypt unless
-	// ACMEDirectory says otherwise) by golang.org/x/crypto/acme/autocert,
-	// proving control with HTTP-01 on the redirect listener (which must be
-	// port 80 from the Internet) or TLS-ALPN-01 on the HTTP listener (443).
-	ACMEDomains []string
-	// ACMECache keeps the account key and certificates across restarts
-	// (Let's Encrypt rate-limits issuance: keep it on a volume).
-	ACMECache string
-	// ACMEEmail is the account's contact for expiry notices; optional.
-	ACMEEmail string
-	// ACMEDirectory is the CA's directory URL; empty: Let's Encrypt's
-	// production directory.
-	ACMEDirectory string
-	// RedirectAddr is the plain-HTTP listener that redirects to HTTPS and
-	// answers ACME HTTP-01 challenges: "auto" is ":80" with ACME or when the
-	// HTTP listener is on port 443, otherwise off; "off" (or empty) is off.
-	RedirectAddr string
-	// TURNAddr is TURN over TLS ("turns:" URLs); "off" (or empty) is off.
-	// It serves the same certificate as HTTPS.
-	TURNAddr string
-}
-
-// TLSConfig's defaults: the redirect derived, TURN over TLS on its IANA
-// port (RFC 5766).
-const (
-	defaultRedirectAddr = "auto"
-	defaultTURNTLSAddr  = ":5349"
-)
-
-// Enabled reports whether a certificate is configured.
+// Enabled reports whether a certificate is configured: TLS is on.
 func (c TLSConfig) Enabled() bool {
 	return c.CertFile != "" || c.KeyFile != "" || len(c.ACMEDomains) > 0
 }
@@ -81,87 +42,51 @@ func (c TLSConfig) redirectAddr(httpAddr string) string {
 	return c.RedirectAddr
 }
 
-// turnAddr is TURNAddr, or "" if TURN over TLS is off.
-func (c TLSConfig) turnAddr() string {
-	if !c.Enabled() || c.TURNAddr == "off" {
+// tlsAddr is TURN over TLS's listen address, or "" if it is off (TLS off,
+// or TLSAddr off).
+func (c TURNConfig) tlsAddr(t TLSConfig) string {
+	if !t.Enabled() || c.TLSAddr == "off" {
 		return ""
 	}
-	return c.TURNAddr
+	return c.TLSAddr
 }
 
-// bindTLSFlags adds the TLS flags (and -turn-offer, which only matters
-// with TLS on) to fs; LoadConfig gives each its HOSTRELAY_* variable.
-func bindTLSFlags(fs *flag.FlagSet, c *TLSConfig, offer *[]string) {
-	fs.StringVar(&c.CertFile, "tls-cert", c.CertFile,
-		"PEM certificate chain (leaf first) for HTTPS, WSS and TURN over TLS; read again when it changes (needs -tls-key)")
-	fs.StringVar(&c.KeyFile, "tls-key", c.KeyFile, "PEM private key of -tls-cert")
-	fs.Func("acme-domain", "comma-separated domain names to get certificates for from Let's Encrypt (ACME); "+
-		"needs ports 80 or 443 reachable from the Internet (instead of -tls-cert)", func(s string) error {
-		c.ACMEDomains = splitList(s)
-		return nil
-	})
-	fs.StringVar(&c.ACMECache, "acme-cache", c.ACMECache,
-		"directory keeping the ACME account and certificates across restarts (keep it: Let's Encrypt rate-limits issuance)")
-	fs.StringVar(&c.ACMEEmail, "acme-email", c.ACMEEmail, "contact address for the ACME account (expiry notices); optional")
-	fs.StringVar(&c.ACMEDirectory, "acme-directory", c.ACMEDirectory,
-		"ACME directory URL (default: Let's Encrypt production; its staging directory for trials)")
-	fs.StringVar(&c.RedirectAddr, "http-redirect", c.RedirectAddr,
-		"plain-HTTP listen address redirecting to HTTPS and answering ACME HTTP-01 challenges, with TLS on; "+
-			"auto: :80 with -acme-domain or when -http is on port 443, else off; off: none")
-	fs.StringVar(&c.TURNAddr, "turn-tls", c.TURNAddr,
-		"TURN over TLS (turns:) listen address, with TLS on, for networks that let only TLS out; off: none")
-	fs.Func("turn-offer", "comma-separated TURN transports offered to clients, in this order when listening: "+
-		"udp, tcp, tls (default udp,tcp,tls; e.g. tls alone where UDP and TCP 3478 are blocked)", func(s string) error {
-		*offer = splitList(s)
-		return nil
-	})
-}
-
-// TURN transports a client may be offered, in the order offered: browsers
-// prefer earlier URLs' relay candidates little, but UDP costs least.
+// TURN transports a client may be offered, in the order offered: UDP costs
+// least, TLS most (and is there for networks that let nothing else out).
 var turnTransports = []string{"udp", "tcp", "tls"} //nolint:gochecknoglobals // a read-only table
 
-func validateOffer(offer []string) error {
+// checkOffer checks -turn-offer; tls says whether TURN over TLS listens.
+func checkOffer(offer []string, tls bool) error {
 	if len(offer) == 0 {
-		return errors.New("-turn-offer: name at least one of udp, tcp, tls")
+		return errors.New("name at least one of udp, tcp, tls")
 	}
 	for _, t := range offer {
 		if !slices.Contains(turnTransports, t) {
-			return fmt.Errorf("-turn-offer %q: unknown transport %q (udp, tcp or tls)", strings.Join(offer, ","), t)
+			return fmt.Errorf("unknown transport %q (udp, tcp or tls)", t)
 		}
+	}
+	if len(offer) == 1 && offer[0] == "tls" && !tls {
+		return errors.New("TURN over TLS is off (it needs -tls-cert or -acme-domain, and -turn-tls not off), so no TURN server would be offered")
 	}
 	return nil
 }
 
-// validate checks what needs no file or network; the files are read by New.
-func (c TLSConfig) validate() []error {
-	var errs []error
-	if (c.CertFile == "") != (c.KeyFile == "") {
-		errs = append(errs, fmt.Errorf("-tls-cert %q and -tls-key %q: give both or neither", c.CertFile, c.KeyFile))
+// offOrHostPort accepts "off", "" or a host:port.
+func offOrHostPort(addr string) error {
+	if addr == "" || addr == "off" {
+		return nil
 	}
-	if len(c.ACMEDomains) > 0 && c.CertFile != "" {
-		errs = append(errs, errors.New("-acme-domain and -tls-cert: give one or the other, not both"))
+	return hostPort(&addr)()
+}
+
+// validDomain reports whether d is a DNS name an ACME CA could issue for:
+// not an IP address, no wildcard, at least two labels.
+func validDomain(d string) bool {
+	if net.ParseIP(d) != nil || !strings.Contains(d, ".") {
+		return false
 	}
-	for _, d := range c.ACMEDomains {
-		if _, err := idna.Lookup.ToASCII(d); err != nil || !strings.Contains(d, ".") || net.ParseIP(d) != nil {
-			errs = append(errs, fmt.Errorf("-acme-domain %q: must be a DNS name (an ACME CA issues no certificate for an IP address)", d))
-		}
-	}
-	if !c.Enabled() && c.RedirectAddr != "" && c.RedirectAddr != "auto" && c.RedirectAddr != "off" {
-		errs = append(errs, fmt.Errorf("-http-redirect %q: needs TLS (-tls-cert or -acme-domain): it redirects to HTTPS", c.RedirectAddr))
-	}
-	if len(c.ACMEDomains) > 0 && c.ACMECache == "" {
-		errs = append(errs, errors.New("-acme-cache: required with -acme-domain"))
-	}
-	for _, a := range []struct{ flag, v string }{{"http-redirect", c.RedirectAddr}, {"turn-tls", c.TURNAddr}} {
-		if a.v == "" || a.v == "off" || (a.flag == "http-redirect" && a.v == "auto") {
-			continue
-		}
-		if _, _, err := net.SplitHostPort(a.v); err != nil {
-			errs = append(errs, fmt.Errorf("-%s %q: %w", a.flag, a.v, err))
-		}
-	}
-	return errs
+	_, err := idna.Lookup.ToASCII(d)
+	return err == nil
 }
 
 // tlsSetup is TLS as configured: one source of certificates for HTTPS and

@@ -316,15 +316,18 @@ func TestTLSConfigErrors(t *testing.T) {
 		args []string
 		want []string // in the error
 	}{
-		{[]string{"-tls-cert", certs.CertFile}, []string{"-tls-cert", "-tls-key", "both"}},
-		{[]string{"-acme-domain", "play.example.test", "-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile}, []string{"-acme-domain", "-tls-cert"}},
-		{[]string{"-acme-domain", "192.0.2.1"}, []string{"-acme-domain \"192.0.2.1\"", "DNS name"}},
-		{[]string{"-acme-domain", "play.example.test", "-acme-cache", ""}, []string{"-acme-cache"}},
-		{[]string{"-turn-offer", "udp,smoke"}, []string{"-turn-offer", "smoke"}},
-		{[]string{"-turn-offer", "tls"}, []string{"-turn-offer tls", "TURN over TLS is off"}},
-		{[]string{"-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile, "-turn-offer", "tls", "-turn-tls", "off"}, []string{"-turn-offer tls"}},
-		{[]string{"-http-redirect", "127.0.0.1:0"}, []string{"-http-redirect", "needs TLS"}},
-		{[]string{"-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile, "-turn-tls", "5349"}, []string{"-turn-tls \"5349\""}},
+		{[]string{"-tls-cert", certs.CertFile}, []string{"-tls-key (tls.key_file)", "-tls-cert and -tls-key together"}},
+		{[]string{"-acme-domain", "play.example.test", "-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile}, []string{"-acme-domain (tls.acme_domains)", "not both"}},
+		{[]string{"-acme-domain", "192.0.2.1"}, []string{"-acme-domain (tls.acme_domains)", "DNS name"}},
+		{[]string{"-acme-domain", "*.example.test"}, []string{"-acme-domain (tls.acme_domains)", "DNS name"}},
+		{[]string{"-acme-domain", "play.example.test", "-acme-cache", ""}, []string{"-acme-cache (tls.acme_cache)", "required"}},
+		{[]string{"-turn-offer", "udp,smoke"}, []string{"-turn-offer (turn.offer)", "smoke"}},
+		{[]string{"-turn-offer", ""}, []string{"-turn-offer (turn.offer)", "at least one"}},
+		{[]string{"-turn-offer", "tls"}, []string{"-turn-offer (turn.offer) tls", "TURN over TLS is off"}},
+		{[]string{"-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile, "-turn-offer", "tls", "-turn-tls", "off"}, []string{"-turn-offer (turn.offer) tls", "TURN over TLS is off"}},
+		{[]string{"-http-redirect", "127.0.0.1:0"}, []string{"-http-redirect (tls.redirect_addr)", "needs TLS"}},
+		{[]string{"-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile, "-http-redirect", "80"}, []string{"-http-redirect (tls.redirect_addr) 80", "missing port"}},
+		{[]string{"-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile, "-turn-tls", "5349"}, []string{"-turn-tls (turn.tls_addr) 5349", "missing port"}},
 	} {
 		_, err := LoadConfig(append(append([]string{}, base...), c.args...), noEnv, io.Discard)
 		for _, w := range c.want {
@@ -602,5 +605,20 @@ func TestValidHost(t *testing.T) {
 		if got := validHost(h); got != want {
 			t.Errorf("validHost(%q) = %v, want %v", h, got, want)
 		}
+	}
+}
+
+// `make run` needs no flag: by default TLS, its redirect listener and TURN
+// over TLS are all off, and the defaults validate.
+func TestTLSOffByDefault(t *testing.T) {
+	cfg := DefaultConfig()
+	if cfg.TLS.Enabled() || cfg.TURN.tlsAddr(cfg.TLS) != "" || cfg.TLS.redirectAddr(cfg.HTTP.Addr) != "" {
+		t.Fatalf("TLS on by default: %+v, turn %q", cfg.TLS, cfg.TURN.TLSAddr)
+	}
+	if err := cfg.validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(cfg.TURN.Offer, ","); got != "udp,tcp,tls" {
+		t.Fatalf("offer %s", got)
 	}
 }

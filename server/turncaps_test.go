@@ -137,7 +137,6 @@ func TestTURNWrongPassword(t *testing.T) {
 }
 
 func TestTURNCapFlagsValidated(t *testing.T) {
-	noEnv := func(string) string { return "" }
 	for _, ok := range [][]string{
 		{"-turn-allocations-per-ip", "2", "-turn-max-allocations-total", "2", "-turn-max-lifetime", "1m", "-turn-max-channels", "4"},
 		{"-turn-max-lifetime", "1h", "-turn-max-channels", "16384"},
@@ -165,7 +164,7 @@ func TestTURNCapFlagsValidated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.TURNAllocsPerIP != 7 || cfg.TURNMaxAllocsTotal != 9 || cfg.TURNMaxLifetime != 2*time.Minute || cfg.TURNMaxChannels != 8 {
+	if c := cfg.TURN; c.MaxAllocationsPerIP != 7 || c.MaxAllocations != 9 || c.MaxLifetime != 2*time.Minute || c.MaxChannels != 8 {
 		t.Fatalf("environment not applied: %+v", cfg)
 	}
 }

@@ -14,7 +14,9 @@ import (
 // client already connects when no public host is configured.
 type ICEFunc func(sessionID, host string) protocol.ICE
 
-// Config configures a Hub. Zero values take the defaults in withDefaults.
+// Config configures a Hub. Start from DefaultConfig, which holds every
+// default, and set ICE; NewHub fills in no zero field but the Logger and the
+// clock, and refuses a limit of 0.
 type Config struct {
 	// OriginPatterns are extra allowed browser origins (host patterns as in
 	// websocket.AcceptOptions). The page's own origin is always allowed.
@@ -22,61 +24,59 @@ type Config struct {
 	// ICE issues TURN credentials; required.
 	ICE ICEFunc
 
-	QueueSize    int           // outgoing frames buffered per session; default 64
-	PingInterval time.Duration // default 15s; must be < PongTimeout + PingInterval
-	PongTimeout  time.Duration // default 10s
-	WriteTimeout time.Duration // default 10s
-	MaxRooms     int           // default 10000
+	QueueSize    int           // outgoing frames buffered per session
+	PingInterval time.Duration // between pings to an idle client
+	PongTimeout  time.Duration // for its pong, after which the connection is closed
+	WriteTimeout time.Duration // for one frame to be written
+	MaxRooms     int           // rooms on this hub; past it create is refused with server_full
 	// HandshakeTimeout is how long a connection has, from the upgrade, to
 	// complete hello; frames before it do not extend it. The protocol
-	// promises clients protocol.HandshakeTimeout (the default), so there is
-	// no flag; tests shorten it.
+	// promises clients protocol.HandshakeTimeout (the default), so the
+	// server has no flag for it; tests shorten it.
 	HandshakeTimeout time.Duration
 	// MaxConnsPerIP bounds open lobby connections per client IP (IPv6: per
-	// /64); past it the upgrade gets HTTP 429. Default 32.
+	// /64); past it the upgrade gets HTTP 429.
 	MaxConnsPerIP int
 	// JoinsPerMinute bounds join attempts per client IP, successful or not.
-	// Default 30.
 	JoinsPerMinute int
 	// RoomsPerMinute bounds rooms one session may create (a bucket of that
 	// many, refilled over a minute). A session is in at most one room at a
 	// time; this stops create/leave churn from flooding every room browser
-	// with list changes. Default 10.
+	// with list changes.
 	RoomsPerMinute int
 
-	// Grace is how long a dropped session's seat is held for a resume.
-	// Default 20s; negative disables holding.
+	// Grace is how long a dropped session's seat is held for a resume; 0
+	// holds none.
 	Grace time.Duration
 	// ReplayFrames and ReplayBytes bound what a session keeps to re-send on
-	// resume; a client that missed more must join again. Defaults 256 and
-	// 64 KiB.
+	// resume; a client that missed more must join again.
 	ReplayFrames int
 	ReplayBytes  int
 
 	// Per-session message rate (token bucket) and how many refused messages
 	// in a row close the connection.
-	MessagesPerSecond float64 // default 50
-	MessageBurst      int     // default 100
-	MaxRefusedInARow  int     // default 200
+	MessagesPerSecond float64
+	MessageBurst      int
+	MaxRefusedInARow  int
 
 	// Failed joins by code (not found, wrong password) per client IP: a
 	// bucket of JoinFailureBurst refilled at one per JoinFailureEvery. It is
 	// what keeps room codes from being guessed.
-	JoinFailureBurst int           // default 10
-	JoinFailureEvery time.Duration // default 6s (10 per minute)
+	JoinFailureBurst int
+	JoinFailureEvery time.Duration
 
 	// Signals per session: bounds SDP/candidate relaying.
-	SignalsPerSecond float64 // default 20
-	SignalBurst      int     // default 60
+	SignalsPerSecond float64
+	SignalBurst      int
 
 	// Chat lines per session: a room's chat stays readable.
-	ChatPerSecond float64 // default 1
-	ChatBurst     int     // default 8
+	ChatPerSecond float64
+	ChatBurst     int
 
 	// Sizes, each at most the protocol's own limit, which stays what every
 	// client may rely on: a server may only be stricter (see limits.go).
-	// Zero takes the protocol's value. Welcome.MaxFrame tells each client
-	// the frame limit in force.
+	// The defaults are the protocol's values. Welcome.MaxFrame tells each
+	// client the frame limit in force.
 	MaxFrame     int // bytes of one incoming frame, at least MinFrame; past it: close 1009
 	MaxSDP       int // bytes of an offer or answer; plus SignalFrameOverhead it must fit MaxFrame
 	MaxCandidate int // bytes of one ICE candidate
@@ -85,59 +85,58 @@ type Config struct {
 
 	// The room list: at most MaxListedRooms public rooms per watcher (newest
 	// first), and changes go out at most once per ListInterval, merged.
-	MaxListedRooms int           // default 100
-	ListInterval   time.Duration // default 250ms
+	MaxListedRooms int
+	ListInterval   time.Duration
 
+	// Logger receives the hub's logs; nil: slog.Default().
 	Logger *slog.Logger
-	// Now is the clock; tests replace it.
+	// Now is the clock; nil: time.Now. Tests replace it.
 	Now func() time.Time
 }
 
-func (c Config) withDefaults() Config {
-	def := func(v *int, d int) {
-		if *v == 0 {
-			*v = d
-		}
+// DefaultConfig is the hub's configuration with every limit at its
+// default. It is the one place these are set: hostrelay's server takes the
+// lobby's defaults from it (server.DefaultConfig), and NewHub fills in none.
+func DefaultConfig() Config {
+	return Config{
+		QueueSize:        64,
+		PingInterval:     15 * time.Second,
+		PongTimeout:      10 * time.Second,
+		WriteTimeout:     10 * time.Second,
+		MaxRooms:         10000,
+		HandshakeTimeout: protocol.HandshakeTimeout,
+		MaxConnsPerIP:    32,
+		JoinsPerMinute:   30,
+		RoomsPerMinute:   10,
+		Grace:            20 * time.Second,
+		ReplayFrames:     256,
+		ReplayBytes:      64 << 10,
+		// Twice the rate: a client catches up after a stall (a resume
+		// replays its queue) without tripping the limit.
+		MessagesPerSecond: 50,
+		MessageBurst:      100,
+		MaxRefusedInARow:  200,
+		// 10 failed joins a minute keeps room codes from being guessed.
+		JoinFailureBurst: 10,
+		JoinFailureEvery: 6 * time.Second,
+		// A host answering many joiners sends a few signals per peer.
+		SignalsPerSecond: 20,
+		SignalBurst:      60,
+		ChatPerSecond:    1,
+		ChatBurst:        8,
+		MaxFrame:         protocol.MaxFrame,
+		MaxSDP:           protocol.MaxSDP,
+		MaxCandidate:     protocol.MaxCandidate,
+		MaxChatText:      protocol.MaxChatText,
+		MaxRoomName:      protocol.MaxRoomName,
+		MaxListedRooms:   100,
+		ListInterval:     250 * time.Millisecond,
 	}
-	defDur := func(v *time.Duration, d time.Duration) {
-		if *v == 0 {
-			*v = d
-		}
-	}
-	def(&c.QueueSize, 64)
-	def(&c.MaxRooms, 10000)
-	def(&c.MessageBurst, 100)
-	def(&c.MaxRefusedInARow, 200)
-	def(&c.JoinFailureBurst, 10)
-	def(&c.SignalBurst, 60)
-	def(&c.ChatBurst, 8)
-	def(&c.MaxListedRooms, 100)
-	def(&c.MaxConnsPerIP, 32)
-	def(&c.JoinsPerMinute, 30)
-	def(&c.RoomsPerMinute, 10)
-	def(&c.ReplayFrames, 256)
-	def(&c.ReplayBytes, 64<<10)
-	def(&c.MaxFrame, protocol.MaxFrame)
-	def(&c.MaxSDP, protocol.MaxSDP)
-	def(&c.MaxCandidate, protocol.MaxCandidate)
-	def(&c.MaxChatText, protocol.MaxChatText)
-	def(&c.MaxRoomName, protocol.MaxRoomName)
-	defDur(&c.Grace, 20*time.Second)
-	defDur(&c.ListInterval, 250*time.Millisecond)
-	defDur(&c.HandshakeTimeout, protocol.HandshakeTimeout)
-	defDur(&c.PingInterval, 15*time.Second)
-	defDur(&c.PongTimeout, 10*time.Second)
-	defDur(&c.WriteTimeout, 10*time.Second)
-	defDur(&c.JoinFailureEvery, 6*time.Second)
-	if c.MessagesPerSecond == 0 {
-		c.MessagesPerSecond = 50
-	}
-	if c.SignalsPerSecond == 0 {
-		c.SignalsPerSecond = 20
-	}
-	if c.ChatPerSecond == 0 {
-		c.ChatPerSecond = 1
-	}
+}
+
+// withDeps fills in the dependencies a caller may leave out; limits are the
+// caller's (DefaultConfig), so a 0 left by mistake is refused, not replaced.
+func (c Config) withDeps() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
@@ -158,15 +157,25 @@ func (c Config) validate() error {
 		"MaxListedRooms": c.MaxListedRooms, "MaxConnsPerIP": c.MaxConnsPerIP, "JoinsPerMinute": c.JoinsPerMinute,
 		"RoomsPerMinute": c.RoomsPerMinute,
 		"ReplayFrames":   c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
-		if v < 0 {
-			errs = append(errs, fmt.Errorf("%s must be positive, got %d", name, v))
+		if v < 1 {
+			errs = append(errs, fmt.Errorf("%s %d: must be at least 1 (start from DefaultConfig)", name, v))
 		}
 	}
-	if c.MessagesPerSecond < 0 || c.SignalsPerSecond < 0 || c.ChatPerSecond < 0 || c.ListInterval < 0 {
-		errs = append(errs, errors.New("rates must be positive"))
+	for name, v := range map[string]float64{"MessagesPerSecond": c.MessagesPerSecond,
+		"SignalsPerSecond": c.SignalsPerSecond, "ChatPerSecond": c.ChatPerSecond} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s %v: must be positive", name, v))
+		}
 	}
-	if c.HandshakeTimeout < 0 {
-		errs = append(errs, fmt.Errorf("HandshakeTimeout must be positive, got %v", c.HandshakeTimeout))
+	for name, v := range map[string]time.Duration{"PingInterval": c.PingInterval, "PongTimeout": c.PongTimeout,
+		"WriteTimeout": c.WriteTimeout, "HandshakeTimeout": c.HandshakeTimeout,
+		"JoinFailureEvery": c.JoinFailureEvery, "ListInterval": c.ListInterval} {
+		if v <= 0 {
+			errs = append(errs, fmt.Errorf("%s %v: must be positive", name, v))
+		}
+	}
+	if c.Grace < 0 {
+		errs = append(errs, fmt.Errorf("%s %v: must be 0 (seats not held) or more", "Grace", c.Grace))
 	}
 	errs = append(errs, c.validateLimits()...)
 	if err := errors.Join(errs...); err != nil {

@@ -21,16 +21,15 @@ import (
 // address is the X-Test-IP header if present, so tests can act as many IPs.
 func testHub(t testing.TB, mutate func(*Config)) (*Hub, string) {
 	t.Helper()
-	cfg := Config{
-		ICE: func(sessionID, host string) protocol.ICE {
-			return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:" + host + ":3478"},
-				Username: "9999999999:" + sessionID, Credential: "x"}}, TTL: 60}
-		},
-		// Seats are not held unless a test asks: most tests assert what a
-		// dropped connection means to the room at once.
-		Grace:  -1,
-		Logger: slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+	cfg := DefaultConfig()
+	cfg.ICE = func(sessionID, host string) protocol.ICE {
+		return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:" + host + ":3478"},
+			Username: "9999999999:" + sessionID, Credential: "x"}}, TTL: 60}
 	}
+	// Seats are not held unless a test asks: most tests assert what a
+	// dropped connection means to the room at once.
+	cfg.Grace = 0
+	cfg.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	if mutate != nil {
 		mutate(&cfg)
 	}

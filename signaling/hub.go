@@ -48,7 +48,7 @@ func NewHub(cfg Config) (*Hub, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.withDeps()
 	return &Hub{
 		cfg:          cfg,
 		log:          cfg.Logger.With("component", "signaling"),
@@ -57,7 +57,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		sessions:     make(map[string]*Session),
 		resumes:      make(map[[sha256.Size]byte]*Session),
 		connsPerIP:   make(map[netip.Addr]int),
-		joins:        newIPLimiter(time.Minute/time.Duration(max(1, cfg.JoinsPerMinute)), max(1, cfg.JoinsPerMinute)),
+		joins:        newIPLimiter(time.Minute/time.Duration(cfg.JoinsPerMinute), cfg.JoinsPerMinute),
 		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
 		routes:       newRoutes(),

@@ -25,15 +25,7 @@ const (
 	SignalFrameOverhead = 256
 )
 
-func orDefault(v, d int) int {
-	if v == 0 {
-		return d
-	}
-	return v
-}
-
-// validateLimits checks the size limits before defaults apply (0 means the
-// protocol's value).
+// validateLimits checks the size limits: each between 1 and the protocol's.
 func (c Config) validateLimits() []error {
 	var errs []error
 	for _, l := range []struct {
@@ -46,15 +38,14 @@ func (c Config) validateLimits() []error {
 		{"MaxChatText", c.MaxChatText, protocol.MaxChatText},
 		{"MaxRoomName", c.MaxRoomName, protocol.MaxRoomName},
 	} {
-		if l.v < 0 || l.v > l.max {
-			errs = append(errs, fmt.Errorf("%s %d: must be between 1 and the protocol's %d (0: %d)", l.name, l.v, l.max, l.max))
+		if l.v < 1 || l.v > l.max {
+			errs = append(errs, fmt.Errorf("%s %d: must be between 1 and the protocol's %d", l.name, l.v, l.max))
 		}
 	}
 	if c.MaxFrame > 0 && c.MaxFrame < MinFrame {
 		errs = append(errs, fmt.Errorf("MaxFrame %d: must be at least %d", c.MaxFrame, MinFrame))
 	}
-	frame, sdp := orDefault(c.MaxFrame, protocol.MaxFrame), orDefault(c.MaxSDP, protocol.MaxSDP)
-	if sdp+SignalFrameOverhead > frame {
+	if frame, sdp := c.MaxFrame, c.MaxSDP; sdp+SignalFrameOverhead > frame {
 		errs = append(errs, fmt.Errorf("MaxSDP %d: with %d bytes for the rest of the signal it must fit MaxFrame %d (at most %d)",
 			sdp, SignalFrameOverhead, frame, frame-SignalFrameOverhead))
 	}

@@ -4,6 +4,7 @@ import (
 	"math"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -138,8 +139,12 @@ func TestLimitsValidated(t *testing.T) {
 		{"MaxChatText", func(c *Config) { c.MaxChatText = protocol.MaxChatText + 1 }},
 		{"MaxRoomName", func(c *Config) { c.MaxRoomName = protocol.MaxRoomName + 1 }},
 		{"MaxRoomName", func(c *Config) { c.MaxRoomName = -1 }},
+		// 0 is no longer "the protocol's value": DefaultConfig holds that.
+		{"MaxFrame", func(c *Config) { c.MaxFrame = 0 }},
+		{"MaxChatText", func(c *Config) { c.MaxChatText = 0 }},
 	} {
-		cfg := Config{ICE: ice}
+		cfg := DefaultConfig()
+		cfg.ICE = ice
 		tc.set(&cfg)
 		_, err := NewHub(cfg)
 		if err == nil {
@@ -158,7 +163,8 @@ func TestLimitsValidated(t *testing.T) {
 		},
 		func(c *Config) { c.MaxFrame = 4096; c.MaxSDP = 4096 - SignalFrameOverhead },
 	} {
-		cfg := Config{ICE: ice}
+		cfg := DefaultConfig()
+		cfg.ICE = ice
 		set(&cfg)
 		if _, err := NewHub(cfg); err != nil {
 			t.Errorf("%+v refused: %v", cfg, err)
@@ -203,5 +209,51 @@ func TestMinFrameHoldsEveryRequest(t *testing.T) {
 	}
 	if len(frame) > len(sdp)+SignalFrameOverhead {
 		t.Errorf("answer frame is %d bytes, over SDP + SignalFrameOverhead = %d", len(frame), len(sdp)+SignalFrameOverhead)
+	}
+}
+
+// TestZeroConfigRefused: NewHub fills in no limit, so a Config not started
+// from DefaultConfig is refused with every zero limit named, and a 0 left in
+// one field of DefaultConfig is refused by name; a Grace of 0 (seats not
+// held) is a setting, not a mistake.
+func TestZeroConfigRefused(t *testing.T) {
+	ice := func(string, string) protocol.ICE { return protocol.ICE{} }
+	_, err := NewHub(Config{ICE: ice})
+	if err == nil {
+		t.Fatal("a zero Config was accepted")
+	}
+	for _, field := range []string{"QueueSize", "MaxRooms", "MaxConnsPerIP", "MessagesPerSecond", "PingInterval",
+		"HandshakeTimeout", "ListInterval", "MaxFrame", "MaxRoomName"} {
+		if !strings.Contains(err.Error(), field+" ") {
+			t.Errorf("error does not name %s: %v", field, err)
+		}
+	}
+	for field, set := range map[string]func(*Config){
+		"QueueSize":         func(c *Config) { c.QueueSize = 0 },
+		"JoinsPerMinute":    func(c *Config) { c.JoinsPerMinute = 0 },
+		"SignalsPerSecond":  func(c *Config) { c.SignalsPerSecond = 0 },
+		"WriteTimeout":      func(c *Config) { c.WriteTimeout = 0 },
+		"Grace":             func(c *Config) { c.Grace = -time.Second },
+		"ICE is required":   func(c *Config) { c.ICE = nil },
+		"MaxRefusedInARow":  func(c *Config) { c.MaxRefusedInARow = -1 },
+		"ChatPerSecond":     func(c *Config) { c.ChatPerSecond = -1 },
+		"JoinFailureEvery":  func(c *Config) { c.JoinFailureEvery = 0 },
+		"MaxListedRooms":    func(c *Config) { c.MaxListedRooms = 0 },
+		"ReplayBytes":       func(c *Config) { c.ReplayBytes = 0 },
+		"MessageBurst":      func(c *Config) { c.MessageBurst = 0 },
+		"MessagesPerSecond": func(c *Config) { c.MessagesPerSecond = 0 },
+	} {
+		cfg := DefaultConfig()
+		cfg.ICE = ice
+		set(&cfg)
+		if _, err := NewHub(cfg); err == nil || !strings.Contains(err.Error(), field) {
+			t.Errorf("%s: %v", field, err)
+		}
+	}
+	cfg := DefaultConfig()
+	cfg.ICE = ice
+	cfg.Grace = 0
+	if _, err := NewHub(cfg); err != nil {
+		t.Errorf("Grace 0 refused: %v", err)
 	}
 }

@@ -55,7 +55,7 @@ func TestAllocationsPerIP(t *testing.T) {
 func TestQuotaPerIPv6Prefix(t *testing.T) {
 	cfg := testConfig(newFakeSessions())
 	cfg.MaxAllocationsPerIP = 2
-	cfg = cfg.withDefaults()
+	cfg = cfg.prepared()
 	reg := newRegistry(cfg, testLogger())
 	ask := func(addr string, session string) bool {
 		return reg.quota(formatUsername(time.Now().Add(time.Hour).Unix(), session), "", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
@@ -193,7 +193,7 @@ func TestFailedAllocateLeavesNoQuota(t *testing.T) {
 func TestStaleReservationReleased(t *testing.T) {
 	cfg := testConfig(newFakeSessions())
 	cfg.MaxAllocationsPerSession = 1
-	reg := newRegistry(cfg.withDefaults(), testLogger())
+	reg := newRegistry(cfg.prepared(), testLogger())
 	username := formatUsername(time.Now().Add(time.Hour).Unix(), "s")
 	from := func(port int) net.Addr { return &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: port} }
 	if !reg.quota(username, "", from(1)) {

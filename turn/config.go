@@ -22,7 +22,7 @@ type Sessions interface {
 	RoomOf(sessionID string) (room string, ok bool)
 }
 
-// Defaults applied by New to zero Config fields.
+// Defaults, gathered by DefaultConfig.
 const (
 	DefaultRealm         = "hostrelay"
 	DefaultCredentialTTL = 6 * time.Hour
@@ -55,9 +55,9 @@ const (
 	// stay open without an allocation. A browser allocates within two round
 	// trips of connecting; anything slower is a client that never will.
 	DefaultTCPAllocateTimeout = 5 * time.Second
-	// DefaultMaxTCPConns caps open TURN-over-TCP connections when the
-	// embedder sets no cap (hostrelay's server derives its own from the
-	// process's file limit). Each connection holds a descriptor.
+	// DefaultMaxTCPConns caps open TURN-over-TCP connections (hostrelay's
+	// server derives its own cap from the process's file limit). Each
+	// connection holds a descriptor.
 	DefaultMaxTCPConns = 1024
 	// DefaultMaxTCPConnsPerIP lets the host of a full 16-player room (one
 	// connection per peer connection, two with TURN over TLS offered too)
@@ -81,10 +81,11 @@ const maxUDPListeners = 256
 // minSecretLen keeps the HMAC key out of brute-force range.
 const minSecretLen = 16
 
-// Config configures the embedded TURN server. Zero fields take the defaults
-// documented on each field.
+// Config configures the embedded TURN server. Start from DefaultConfig,
+// which holds every default, and set Secret, PublicIP, the listen addresses
+// and Sessions: New fills in no limit left at 0, it refuses it.
 type Config struct {
-	// Realm is the STUN realm; default "hostrelay".
+	// Realm is the STUN realm.
 	Realm string
 	// Secret is the HMAC key for TURN REST credentials; required, at least 16
 	// bytes. It is copied by New and never logged.
@@ -99,8 +100,8 @@ type Config struct {
 	// "127.0.0.1:0". Empty disables TURN over UDP.
 	UDPAddr string
 	// UDPListeners is how many UDP sockets share UDPAddr (SO_REUSEPORT), each
-	// with its own read loop; default GOMAXPROCS. Always 1 where SO_REUSEPORT
-	// is not available.
+	// with its own read loop (DefaultConfig: GOMAXPROCS). Always 1 where
+	// SO_REUSEPORT is not available.
 	UDPListeners int
 	// TCPAddr is the TURN TCP listen address. Empty disables TURN over TCP.
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
@@ -118,71 +119,98 @@ type Config struct {
 	// to TLS 1.2.
 	TLS *tls.Config
 	// TCPAllocateTimeout closes a TURN-over-TCP connection that has made no
-	// allocation this long after it was accepted; default 5s. After its
-	// first allocation a connection is closed only after 15 minutes of
+	// allocation this long after it was accepted. After its first allocation a connection is closed only after 15 minutes of
 	// silence.
 	TCPAllocateTimeout time.Duration
 	// MaxTCPConns caps open TURN-over-TCP connections; past it a new
-	// connection is closed as soon as it is accepted. Default 1024.
+	// connection is closed as soon as it is accepted.
 	MaxTCPConns int
 	// MaxTCPConnsPerIP caps open TURN-over-TCP connections from one client
-	// IP (an IPv6 client: from its /64), refused the same way; default 64.
+	// IP (an IPv6 client: from its /64), refused the same way.
 	MaxTCPConnsPerIP int
-	// CredentialTTL is the lifetime of issued credentials; default 6h.
+	// CredentialTTL is the lifetime of issued credentials.
 	CredentialTTL time.Duration
 	// MaxTTL bounds credential expiry: usernames whose expiry is further than
-	// now+MaxTTL are refused; default 24h.
+	// now+MaxTTL are refused.
 	MaxTTL time.Duration
-	// MaxAllocationsPerSession caps live allocations per lobby session;
-	// default DefaultMaxAllocationsPerSession. Chrome makes one allocation per peer connection per TURN
-	// URL, and a closed page keeps its allocations for up to 10 minutes.
+	// MaxAllocationsPerSession caps live allocations per lobby session.
+	// Chrome makes one allocation per peer connection per TURN URL, and a
+	// closed page keeps its allocations for up to 10 minutes.
 	MaxAllocationsPerSession int
 	// MaxAllocationsPerIP caps live allocations per client IP (IPv6: per
-	// /64), whatever the session; default DefaultMaxAllocationsPerIP. Past
-	// it, and past MaxAllocationsPerSession, Allocate is answered 486
+	// /64), whatever the session. Past it, and past MaxAllocationsPerSession, Allocate is answered 486
 	// Allocation Quota Reached.
 	MaxAllocationsPerIP int
 	// MaxAllocations caps live allocations (relay sockets) of the whole
-	// server; default DefaultMaxAllocations. Past it Allocate is answered
+	// server. Past it Allocate is answered
 	// 508 Insufficient Capacity.
 	MaxAllocations int
 	// MaxAllocationLifetime caps the lifetime an Allocate or Refresh is
-	// granted (1s..1h); default DefaultMaxAllocationLifetime. An allocation
+	// granted (1s..1h). An allocation
 	// not refreshed within it is closed.
 	MaxAllocationLifetime time.Duration
-	// MaxChannelsPerAllocation caps the channels bound on one allocation;
-	// default DefaultMaxChannelsPerAllocation. A ChannelBind for a new
+	// MaxChannelsPerAllocation caps the channels bound on one allocation. A
+	// ChannelBind for a new
 	// channel past it is answered 508 Insufficient Capacity. Permissions
 	// need no cap of their own: pion keys them by peer IP and the peer
 	// policy admits only PublicIP, so an allocation holds at most one.
 	MaxChannelsPerAllocation int
 	// MaxBandwidth is the relayed payload, in bytes per second, that one
 	// allocation's client may send through it; packets beyond it are dropped
-	// and counted (Stats.DroppedBandwidth). Default DefaultMaxBandwidth
-	// (1 MiB/s); NoBandwidthLimit turns the limit off.
+	// and counted (Stats.DroppedBandwidth). NoBandwidthLimit turns the limit
+	// off; 0 is refused.
 	MaxBandwidth int64
 	// BandwidthBurst is how many bytes an allocation may send at once after
-	// a quiet spell, above MaxBandwidth; default a quarter second at
-	// MaxBandwidth. At least 1600 (one full-size packet), at most 1 GiB.
+	// a quiet spell, above MaxBandwidth (DefaultBandwidthBurst gives a
+	// quarter second at a rate). At least 1600 (one full-size packet), at
+	// most 1 GiB; unused without a limit.
 	BandwidthBurst int64
 	// Sessions answers which sessions are live and which room they are in;
 	// required.
 	Sessions Sessions
-	// Logger receives the server's logs with component=turn; default
+	// Logger receives the server's logs with component=turn; nil:
 	// slog.Default().
 	Logger *slog.Logger
 
-	// tcpWriteTimeout bounds a TURN-over-TCP write: the constant
-	// tcpWriteTimeout, shortened by tests.
+	// tcpWriteTimeout bounds a TURN-over-TCP write: 0 is the constant
+	// tcpWriteTimeout; tests shorten it.
 	tcpWriteTimeout time.Duration
 }
 
-// withDefaults returns a copy of c with defaults applied and the caller's
-// slices copied, so later changes by the caller cannot reach the server.
-func (c Config) withDefaults() Config {
-	if c.Realm == "" {
-		c.Realm = DefaultRealm
+// DefaultConfig is the TURN server's configuration with every limit at its
+// default: the one place they are set (hostrelay's server takes its TURN
+// defaults from here). The caller adds Secret, PublicIP, the listen
+// addresses and Sessions.
+func DefaultConfig() Config {
+	return Config{
+		Realm:                    DefaultRealm,
+		UDPListeners:             runtime.GOMAXPROCS(0),
+		TCPAllocateTimeout:       DefaultTCPAllocateTimeout,
+		MaxTCPConns:              DefaultMaxTCPConns,
+		MaxTCPConnsPerIP:         DefaultMaxTCPConnsPerIP,
+		CredentialTTL:            DefaultCredentialTTL,
+		MaxTTL:                   DefaultMaxTTL,
+		MaxAllocationsPerSession: DefaultMaxAllocationsPerSession,
+		MaxAllocationsPerIP:      DefaultMaxAllocationsPerIP,
+		MaxAllocations:           DefaultMaxAllocations,
+		MaxAllocationLifetime:    DefaultMaxAllocationLifetime,
+		MaxChannelsPerAllocation: DefaultMaxChannelsPerAllocation,
+		MaxBandwidth:             DefaultMaxBandwidth,
+		BandwidthBurst:           DefaultBandwidthBurst(DefaultMaxBandwidth),
 	}
+}
+
+// DefaultBandwidthBurst is the burst that suits a rate: a quarter second at
+// it, and never less than one full-size packet.
+func DefaultBandwidthBurst(rate int64) int64 {
+	return max(rate/defaultBurstDivisor, minBandwidthBurst)
+}
+
+// prepared returns a copy of c with its slices copied, so later changes by
+// the caller cannot reach the server, and with what is derived from other
+// fields filled in. Limits are the caller's: a 0 left in one is refused by
+// validate, not replaced.
+func (c Config) prepared() Config {
 	c.Secret = append([]byte(nil), c.Secret...)
 	if ip4 := c.PublicIP.To4(); ip4 != nil {
 		c.PublicIP = append(net.IP(nil), ip4...)
@@ -197,50 +225,11 @@ func (c Config) withDefaults() Config {
 	default:
 		c.RelayBindIP = net.IPv4zero.To4()
 	}
-	if c.UDPListeners == 0 {
-		c.UDPListeners = runtime.GOMAXPROCS(0)
-	}
 	if !reusePortSupported {
 		c.UDPListeners = 1
 	}
-	if c.TCPAllocateTimeout == 0 {
-		c.TCPAllocateTimeout = DefaultTCPAllocateTimeout
-	}
-	if c.MaxTCPConns == 0 {
-		c.MaxTCPConns = DefaultMaxTCPConns
-	}
-	if c.MaxTCPConnsPerIP == 0 {
-		c.MaxTCPConnsPerIP = DefaultMaxTCPConnsPerIP
-	}
-	if c.CredentialTTL == 0 {
-		c.CredentialTTL = DefaultCredentialTTL
-	}
-	if c.MaxTTL == 0 {
-		c.MaxTTL = DefaultMaxTTL
-	}
-	if c.MaxAllocationsPerSession == 0 {
-		c.MaxAllocationsPerSession = DefaultMaxAllocationsPerSession
-	}
-	if c.MaxAllocationsPerIP == 0 {
-		c.MaxAllocationsPerIP = DefaultMaxAllocationsPerIP
-	}
-	if c.MaxAllocations == 0 {
-		c.MaxAllocations = DefaultMaxAllocations
-	}
-	if c.MaxAllocationLifetime == 0 {
-		c.MaxAllocationLifetime = DefaultMaxAllocationLifetime
-	}
 	if c.tcpWriteTimeout == 0 {
 		c.tcpWriteTimeout = tcpWriteTimeout
-	}
-	if c.MaxChannelsPerAllocation == 0 {
-		c.MaxChannelsPerAllocation = DefaultMaxChannelsPerAllocation
-	}
-	if c.MaxBandwidth == 0 {
-		c.MaxBandwidth = DefaultMaxBandwidth
-	}
-	if c.BandwidthBurst == 0 && c.MaxBandwidth > 0 {
-		c.BandwidthBurst = max(c.MaxBandwidth/defaultBurstDivisor, minBandwidthBurst)
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -253,7 +242,7 @@ func (c Config) withDefaults() Config {
 	return c
 }
 
-// validate checks a Config that went through withDefaults. It runs before any
+// validate checks a Config that went through prepared. It runs before any
 // socket is opened.
 func (c Config) validate() error {
 	switch {
@@ -261,7 +250,7 @@ func (c Config) validate() error {
 		return ErrNoSessions
 	case len(c.Secret) < minSecretLen:
 		return fmt.Errorf("%w (got %d)", ErrSecretTooShort, len(c.Secret))
-	case len(c.Realm) > 127:
+	case c.Realm == "" || len(c.Realm) > 127:
 		return ErrRealm
 	case c.PublicIP == nil:
 		return fmt.Errorf("%w: missing", ErrPublicIP)
@@ -279,17 +268,17 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: CredentialTTL %s is under 1s", ErrTTL, c.CredentialTTL)
 	case c.MaxTTL < c.CredentialTTL:
 		return fmt.Errorf("%w: CredentialTTL %s exceeds MaxTTL %s", ErrTTL, c.CredentialTTL, c.MaxTTL)
-	case c.MaxAllocationsPerSession < 0:
-		return ErrQuota
-	case c.MaxAllocationsPerIP < 0 || c.MaxAllocations < 0:
+	case c.MaxAllocationsPerSession < 1:
+		return fmt.Errorf("%w: MaxAllocationsPerSession %d", ErrQuota, c.MaxAllocationsPerSession)
+	case c.MaxAllocationsPerIP < 1 || c.MaxAllocations < 1:
 		return fmt.Errorf("%w: MaxAllocationsPerIP %d, MaxAllocations %d", ErrQuota, c.MaxAllocationsPerIP, c.MaxAllocations)
 	case c.MaxAllocationLifetime < minAllocationLifetime || c.MaxAllocationLifetime > maxAllocationLifetime:
 		return fmt.Errorf("%w (got %s)", ErrLifetime, c.MaxAllocationLifetime)
 	case c.MaxChannelsPerAllocation < 1 || c.MaxChannelsPerAllocation > maxChannelsLimit:
 		return fmt.Errorf("%w (got %d)", ErrChannels, c.MaxChannelsPerAllocation)
-	case c.TCPAllocateTimeout < 0 || c.TCPAllocateTimeout > tcpIdleTimeout:
+	case c.TCPAllocateTimeout <= 0 || c.TCPAllocateTimeout > tcpIdleTimeout:
 		return fmt.Errorf("%w: TCPAllocateTimeout %s", ErrTCPLimits, c.TCPAllocateTimeout)
-	case c.MaxTCPConns < 0 || c.MaxTCPConnsPerIP < 0:
+	case c.MaxTCPConns < 1 || c.MaxTCPConnsPerIP < 1:
 		return fmt.Errorf("%w: MaxTCPConns %d, MaxTCPConnsPerIP %d", ErrTCPLimits, c.MaxTCPConns, c.MaxTCPConnsPerIP)
 	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
 		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)

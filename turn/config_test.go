@@ -63,28 +63,70 @@ func TestConfigValidation(t *testing.T) {
 }
 
 func TestConfigDefaults(t *testing.T) {
-	c := Config{PublicIP: net.IPv4(127, 0, 0, 1)}.withDefaults()
+	c := DefaultConfig()
 	if c.Realm != DefaultRealm || c.CredentialTTL != DefaultCredentialTTL || c.MaxTTL != DefaultMaxTTL ||
-		c.MaxAllocationsPerSession != DefaultMaxAllocationsPerSession || c.Logger == nil {
-		t.Fatalf("defaults not applied: %+v", c)
+		c.MaxAllocationsPerSession != DefaultMaxAllocationsPerSession {
+		t.Fatalf("defaults not set: %+v", c)
 	}
 	if c.TCPAllocateTimeout != DefaultTCPAllocateTimeout || c.MaxTCPConns != DefaultMaxTCPConns ||
 		c.MaxTCPConnsPerIP != DefaultMaxTCPConnsPerIP {
-		t.Fatalf("TCP defaults not applied: %s %d %d", c.TCPAllocateTimeout, c.MaxTCPConns, c.MaxTCPConnsPerIP)
-	}
-	if !c.RelayBindIP.Equal(net.IPv4(127, 0, 0, 1)) {
-		t.Fatalf("loopback PublicIP: RelayBindIP = %s, want 127.0.0.1", c.RelayBindIP)
+		t.Fatalf("TCP defaults not set: %s %d %d", c.TCPAllocateTimeout, c.MaxTCPConns, c.MaxTCPConnsPerIP)
 	}
 	if c.MaxBandwidth != DefaultMaxBandwidth || c.BandwidthBurst != DefaultMaxBandwidth/4 {
 		t.Fatalf("bandwidth %d burst %d, want %d and a quarter of it", c.MaxBandwidth, c.BandwidthBurst, DefaultMaxBandwidth)
 	}
-	c = Config{PublicIP: net.IPv4(203, 0, 113, 7)}.withDefaults()
+	c.PublicIP = net.IPv4(127, 0, 0, 1)
+	if c = c.prepared(); !c.RelayBindIP.Equal(net.IPv4(127, 0, 0, 1)) || c.Logger == nil {
+		t.Fatalf("loopback PublicIP: RelayBindIP = %s, want 127.0.0.1", c.RelayBindIP)
+	}
+	c = Config{PublicIP: net.IPv4(203, 0, 113, 7)}.prepared()
 	if !c.RelayBindIP.Equal(net.IPv4zero) {
 		t.Fatalf("public PublicIP: RelayBindIP = %s, want 0.0.0.0", c.RelayBindIP)
 	}
 	// A low rate still gets a burst of at least one full-size packet.
-	if c = (Config{MaxBandwidth: 1000}).withDefaults(); c.BandwidthBurst != packetCap {
-		t.Fatalf("burst at 1000 B/s = %d, want %d", c.BandwidthBurst, packetCap)
+	if b := DefaultBandwidthBurst(1000); b != packetCap {
+		t.Fatalf("burst at 1000 B/s = %d, want %d", b, packetCap)
+	}
+}
+
+// TestZeroLimitsRefused: New fills in no limit, so one left at 0 (a Config
+// not started from DefaultConfig) is refused rather than quietly replaced.
+func TestZeroLimitsRefused(t *testing.T) {
+	fs := newFakeSessions()
+	for name, tc := range map[string]struct {
+		mutate func(*Config)
+		want   error
+	}{
+		"realm":                {func(c *Config) { c.Realm = "" }, ErrRealm},
+		"credential ttl":       {func(c *Config) { c.CredentialTTL = 0 }, ErrTTL},
+		"allocations/session":  {func(c *Config) { c.MaxAllocationsPerSession = 0 }, ErrQuota},
+		"allocations/ip":       {func(c *Config) { c.MaxAllocationsPerIP = 0 }, ErrQuota},
+		"allocations":          {func(c *Config) { c.MaxAllocations = 0 }, ErrQuota},
+		"lifetime":             {func(c *Config) { c.MaxAllocationLifetime = 0 }, ErrLifetime},
+		"channels":             {func(c *Config) { c.MaxChannelsPerAllocation = 0 }, ErrChannels},
+		"bandwidth":            {func(c *Config) { c.MaxBandwidth = 0 }, ErrBandwidth},
+		"burst":                {func(c *Config) { c.BandwidthBurst = 0 }, ErrBandwidth},
+		"tcp allocate timeout": {func(c *Config) { c.TCPAllocateTimeout = 0 }, ErrTCPLimits},
+		"tcp conns":            {func(c *Config) { c.MaxTCPConns = 0 }, ErrTCPLimits},
+		"tcp conns/ip":         {func(c *Config) { c.MaxTCPConnsPerIP = 0 }, ErrTCPLimits},
+		"udp listeners":        {func(c *Config) { c.UDPListeners = 0 }, ErrUDPListeners},
+		"all": {func(c *Config) {
+			*c = Config{Secret: testSecret, PublicIP: c.PublicIP, UDPAddr: c.UDPAddr, Sessions: fs}
+		}, ErrRealm},
+	} {
+		cfg := testConfig(fs)
+		tc.mutate(&cfg)
+		if !reusePortSupported && name == "udp listeners" {
+			continue // forced to 1 there
+		}
+		if _, err := New(context.Background(), cfg); !errors.Is(err, tc.want) {
+			t.Errorf("%s at 0: %v, want %v", name, err, tc.want)
+		}
+	}
+	// Without a limit the burst is not used, so 0 is fine there.
+	srv, _ := newServer(t, func(c *Config) { c.MaxBandwidth, c.BandwidthBurst = NoBandwidthLimit, 0 })
+	if srv.reg.bw.limited {
+		t.Fatal("NoBandwidthLimit: limited")
 	}
 }
 

@@ -21,8 +21,8 @@ var (
 	// ErrTTL means CredentialTTL or MaxTTL is out of range.
 	ErrTTL = errors.New("turn: invalid credential lifetime")
 	// ErrQuota means MaxAllocationsPerSession, MaxAllocationsPerIP or
-	// MaxAllocations is negative.
-	ErrQuota = errors.New("turn: allocation caps must not be negative")
+	// MaxAllocations is under 1.
+	ErrQuota = errors.New("turn: allocation caps must be at least 1")
 	// ErrLifetime means MaxAllocationLifetime is outside 1s..1h.
 	ErrLifetime = errors.New("turn: MaxAllocationLifetime must be between 1s and 1h")
 	// ErrChannels means MaxChannelsPerAllocation is outside 1..16384.
@@ -32,11 +32,12 @@ var (
 	// ErrBandwidth means MaxBandwidth is neither NoBandwidthLimit nor
 	// 1 byte/s..1 TiB/s, or BandwidthBurst is outside 1600 bytes..1 GiB.
 	ErrBandwidth = errors.New("turn: MaxBandwidth must be 1 byte/s..1 TiB/s or NoBandwidthLimit, BandwidthBurst 1600 bytes..1 GiB")
-	// ErrTCPLimits means TCPAllocateTimeout is negative or over 15 minutes
-	// (the idle timeout), or MaxTCPConns or MaxTCPConnsPerIP is negative.
-	ErrTCPLimits = errors.New("turn: TCPAllocateTimeout must be 0..15m, MaxTCPConns and MaxTCPConnsPerIP not negative")
-	// ErrRealm means Realm is too long for a STUN REALM attribute.
-	ErrRealm = errors.New("turn: Realm must be at most 127 characters")
+	// ErrTCPLimits means TCPAllocateTimeout is not positive or over 15
+	// minutes (the idle timeout), or MaxTCPConns or MaxTCPConnsPerIP is
+	// under 1.
+	ErrTCPLimits = errors.New("turn: TCPAllocateTimeout must be over 0 and at most 15m, MaxTCPConns and MaxTCPConnsPerIP at least 1")
+	// ErrRealm means Realm is empty or too long for a STUN REALM attribute.
+	ErrRealm = errors.New("turn: Realm must be 1 to 127 characters")
 )
 
 // Runtime errors.

@@ -149,8 +149,8 @@ func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 	tb.Helper()
 	fs := newFakeSessions()
 	cfg := testConfig(fs)
-	cfg.MaxBandwidth = bandwidth
-	cfg = cfg.withDefaults()
+	cfg.MaxBandwidth, cfg.BandwidthBurst = bandwidth, DefaultBandwidthBurst(bandwidth)
+	cfg = cfg.prepared()
 	reg := newRegistry(cfg, testLogger())
 	if roomChanges {
 		// As New does, before any packet.

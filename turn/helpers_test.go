@@ -97,14 +97,13 @@ func testLogger() *slog.Logger {
 }
 
 func testConfig(sessions Sessions) Config {
-	return Config{
-		Secret:   testSecret,
-		PublicIP: net.IPv4(127, 0, 0, 1),
-		UDPAddr:  "127.0.0.1:0",
-		TCPAddr:  "127.0.0.1:0",
-		Sessions: sessions,
-		Logger:   testLogger(),
-	}
+	cfg := DefaultConfig()
+	cfg.Secret = testSecret
+	cfg.PublicIP = net.IPv4(127, 0, 0, 1)
+	cfg.UDPAddr, cfg.TCPAddr = "127.0.0.1:0", "127.0.0.1:0"
+	cfg.Sessions = sessions
+	cfg.Logger = testLogger()
+	return cfg
 }
 
 // newServer starts a server on loopback with ephemeral ports, closed at test end.

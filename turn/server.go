@@ -95,7 +95,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("turn: %w", err)
 	}
-	cfg = cfg.withDefaults()
+	cfg = cfg.prepared()
 	if err := cfg.validate(); err != nil {
 		return nil, err // already "turn: ..."
 	}

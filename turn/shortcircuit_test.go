@@ -138,7 +138,7 @@ func unitRegistry(t testing.TB) (*registry, *fakeSessions, *relayConn, *relayCon
 	fs := newFakeSessions()
 	fs.join("a", "r1")
 	fs.join("b", "r1")
-	cfg := testConfig(fs).withDefaults()
+	cfg := testConfig(fs).prepared()
 	reg := newRegistry(cfg, testLogger())
 	mk := func(port uint16, session string, client string) *relayConn {
 		conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})

@@ -285,10 +285,10 @@ func TestEndedContextLeavesConnectionOpen(t *testing.T) {
 // room made by one connection is joined by another, whose arrival the host
 // reads as an event.
 func TestAgainstHub(t *testing.T) {
-	hub, err := signaling.NewHub(signaling.Config{
-		ICE:    func(string, string) protocol.ICE { return protocol.ICE{} },
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg := signaling.DefaultConfig()
+	cfg.ICE = func(string, string) protocol.ICE { return protocol.ICE{} }
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	hub, err := signaling.NewHub(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -58,7 +58,7 @@ export const REPO_PARTS: readonly Part[] = [
   { name: 'examples', dir: 'examples', uses: PACKAGES.map((p) => `@hostrelay/${p}`) },
   { name: 'the lobby app', dir: 'web/app', uses: [...PACKAGES.map((p) => `@hostrelay/${p}`), 'games'], testUses: ['@hostrelay/fuzz'] },
   { name: 'web scripts', dir: 'web/scripts', uses: [] },
-  { name: 'e2e', dir: 'e2e', uses: ['the lobby app', 'games', ...PACKAGES.map((p) => `@hostrelay/${p}`)], relativeOk: true },
+  { name: 'e2e', dir: 'e2e', uses: ['the lobby app', 'games', 'examples', ...PACKAGES.map((p) => `@hostrelay/${p}`)], relativeOk: true },
   { name: 'bench', dir: 'bench', uses: ['e2e', 'the lobby app'], relativeOk: true },
 ];
 

@@ -174,7 +174,7 @@ func startHostrelay(ctx context.Context, bin string, cpu int) (*hostrelay, error
 		// The forwarding ladder offers well over 1 MiB/s per allocation to find
 		// the server's capacity; the default per-allocation bandwidth limit
 		// would turn that into drops that are not the server's.
-		"-turn-max-bandwidth", "0",
+		"-turn-max-bandwidth", "off",
 		// Every load connection comes from 127.0.0.1: lift the per-IP limits.
 		"-max-conns-per-ip", "1000000", "-joins-per-minute", "1000000")
 	if err != nil {

@@ -27,12 +27,13 @@ import (
 )
 
 func main() {
+	cfg := signaling.DefaultConfig()
 	listen := flag.String("listen", "127.0.0.1:0", "HTTP listen address")
-	chatRate := flag.Float64("chat-rate", 0, "chat lines per second per session (0: the hub's default)")
-	chatBurst := flag.Int("chat-burst", 0, "chat burst per session (0: default)")
-	msgRate := flag.Float64("message-rate", 0, "messages per second per session (0: default)")
-	msgBurst := flag.Int("message-burst", 0, "message burst per session (0: default)")
-	queue := flag.Int("queue", 0, "outgoing frames queued per session (0: default)")
+	flag.Float64Var(&cfg.ChatPerSecond, "chat-rate", cfg.ChatPerSecond, "chat lines per second per session")
+	flag.IntVar(&cfg.ChatBurst, "chat-burst", cfg.ChatBurst, "chat burst per session")
+	flag.Float64Var(&cfg.MessagesPerSecond, "message-rate", cfg.MessagesPerSecond, "messages per second per session")
+	flag.IntVar(&cfg.MessageBurst, "message-burst", cfg.MessageBurst, "message burst per session")
+	flag.IntVar(&cfg.QueueSize, "queue", cfg.QueueSize, "outgoing frames queued per session")
 	profileRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate (0: Go's default; 1: every allocation)")
 	flag.Parse()
 	if *profileRate > 0 {
@@ -40,17 +41,13 @@ func main() {
 	}
 
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	hub, err := signaling.NewHub(signaling.Config{
-		ICE: func(string, string) protocol.ICE {
-			return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:127.0.0.1:3478"}}}, TTL: 3600}
-		},
-		ChatPerSecond: *chatRate, ChatBurst: *chatBurst,
-		MessagesPerSecond: *msgRate, MessageBurst: *msgBurst,
-		QueueSize: *queue,
-		// Every load connection comes from 127.0.0.1.
-		MaxConnsPerIP: 1 << 30, JoinsPerMinute: 1 << 30,
-		Logger: log,
-	})
+	cfg.ICE = func(string, string) protocol.ICE {
+		return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:127.0.0.1:3478"}}}, TTL: 3600}
+	}
+	// Every load connection comes from 127.0.0.1.
+	cfg.MaxConnsPerIP, cfg.JoinsPerMinute = 1<<30, 1<<30
+	cfg.Logger = log
+	hub, err := signaling.NewHub(cfg)
 	if err != nil {
 		log.Error("hub", "err", err)
 		os.Exit(1)

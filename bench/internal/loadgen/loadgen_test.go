@@ -24,15 +24,15 @@ func (oneRoom) RoomOf(string) (string, bool) { return "bench", true }
 
 func turnServer(t *testing.T) *turn.Server {
 	t.Helper()
-	srv, err := turn.New(context.Background(), turn.Config{
-		Secret:   []byte("bench-smoke-secret-0123456789"),
-		PublicIP: net.IPv4(127, 0, 0, 1),
-		UDPAddr:  "127.0.0.1:0",
-		Sessions: oneRoom{},
-		Logger:   slog.New(slog.DiscardHandler),
-		// Hold and Cycles use more allocations than a browser would.
-		MaxAllocationsPerSession: 1000,
-	})
+	cfg := turn.DefaultConfig()
+	cfg.Secret = []byte("bench-smoke-secret-0123456789")
+	cfg.PublicIP = net.IPv4(127, 0, 0, 1)
+	cfg.UDPAddr = "127.0.0.1:0"
+	cfg.Sessions = oneRoom{}
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	// Hold and Cycles use more allocations than a browser would.
+	cfg.MaxAllocationsPerSession = 1000
+	srv, err := turn.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -24,12 +24,12 @@ import (
 
 func hubServer(t *testing.T) (url, memURL string) {
 	t.Helper()
-	hub, err := signaling.NewHub(signaling.Config{
-		ICE:           func(string, string) protocol.ICE { return protocol.ICE{} },
-		ChatPerSecond: 1000, ChatBurst: 1000,
-		MaxConnsPerIP: 1000, JoinsPerMinute: 1000,
-		Logger: slog.New(slog.DiscardHandler),
-	})
+	cfg := signaling.DefaultConfig()
+	cfg.ICE = func(string, string) protocol.ICE { return protocol.ICE{} }
+	cfg.ChatPerSecond, cfg.ChatBurst = 1000, 1000
+	cfg.MaxConnsPerIP, cfg.JoinsPerMinute = 1000, 1000
+	cfg.Logger = slog.New(slog.DiscardHandler)
+	hub, err := signaling.NewHub(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}

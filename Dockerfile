@@ -1,0 +1,31 @@
+# syntax=docker/dockerfile:1
+# hostrelay as a container: the web app built with Node, embedded into a
+# static Go binary, run as a non-root user on distroless (no shell, no libc).
+#
+#   docker build -t hostrelay .
+#   docker run --network host hostrelay -public-ip 203.0.113.7
+#
+# Host networking is the way to run it (docs/operations.md#container): TURN
+# hands each allocation a relay port picked at random, which a bridge
+# network would have to publish one by one.
+
+FROM node:20-bookworm-slim AS web
+WORKDIR /src
+COPY . .
+RUN npm ci --no-audit --no-fund && npm run build
+
+FROM golang:1.26-bookworm AS server
+WORKDIR /src
+COPY go.mod go.sum ./
+RUN go mod download
+COPY . .
+COPY --from=web /src/static/dist/ static/dist/
+# CGO off: a static binary, which is what distroless/static (and scratch) need.
+RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/hostrelay ./server/cmd/hostrelay
+
+FROM gcr.io/distroless/static-debian12:nonroot
+COPY --from=server /out/hostrelay /hostrelay
+USER nonroot:nonroot
+# HTTP (lobby page, /ws), TURN over UDP and TCP.
+EXPOSE 8080/tcp 3478/udp 3478/tcp
+ENTRYPOINT ["/hostrelay"]

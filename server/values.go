@@ -1,0 +1,250 @@
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/netip"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The text forms of Config's fields, as flag.Values: a flag, a variable and
+// a YAML scalar are all read by Set, so "1MiB", "auto" or "30s" mean the
+// same wherever they are written. String is the form -h, the README and
+// the sample file show. Each tolerates a nil pointer in String, which flag
+// calls on a zero value to tell a default from none.
+
+type strValue struct{ p *string }
+
+func (v strValue) Set(s string) error { *v.p = s; return nil }
+func (v strValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return *v.p
+}
+
+type durValue struct{ p *time.Duration }
+
+func (v durValue) Set(s string) error {
+	d, err := time.ParseDuration(strings.TrimSpace(s))
+	if err != nil {
+		return fmt.Errorf("%q: want a duration like 30s, 10m or 6h", s)
+	}
+	*v.p = d
+	return nil
+}
+
+func (v durValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return fmtDuration(*v.p)
+}
+
+// fmtDuration drops the zero units time.Duration.String keeps: 6h, not 6h0m0s.
+func fmtDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// specialWord is how text spells Auto or Off.
+func specialWord(special int64) string {
+	switch special {
+	case Auto:
+		return "auto"
+	case Off:
+		return "off"
+	}
+	return ""
+}
+
+// parseSpecial reports whether s is the field's word for special. A field
+// that takes one also takes 0 for it: before Auto and Off, a 0 meant them,
+// and a deployment's flags and variables keep working.
+func parseSpecial(s string, special int64) bool {
+	return special != 0 && (strings.EqualFold(s, specialWord(special)) || s == "0")
+}
+
+// intValue is a whole number, or, if special is Auto or Off, that word.
+type intValue struct {
+	p       *int
+	special int64
+}
+
+func (v intValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if parseSpecial(s, v.special) {
+		*v.p = int(v.special)
+		return nil
+	}
+	n, err := strconv.Atoi(s)
+	if err != nil || (v.special != 0 && n < 0) {
+		if v.special != 0 {
+			return fmt.Errorf("%q: want %s or a whole number", s, specialWord(v.special))
+		}
+		return fmt.Errorf("%q: want a whole number", s)
+	}
+	*v.p = n
+	return nil
+}
+
+func (v intValue) String() string {
+	switch {
+	case v.p == nil:
+		return ""
+	case v.special != 0 && specialWord(int64(*v.p)) != "":
+		return specialWord(int64(*v.p)) // the other sentinel too, for the error refusing it
+	}
+	return strconv.Itoa(*v.p)
+}
+
+// sizeValue is a ByteSize, or, if special is Auto or Off, that word.
+type sizeValue struct {
+	p       *ByteSize
+	special int64
+}
+
+func (v sizeValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if parseSpecial(s, v.special) {
+		*v.p = ByteSize(v.special)
+		return nil
+	}
+	b, err := parseByteSize(s)
+	if err != nil {
+		if v.special != 0 {
+			return fmt.Errorf("%w, or %s", err, specialWord(v.special))
+		}
+		return err
+	}
+	*v.p = b
+	return nil
+}
+
+func (v sizeValue) String() string {
+	switch {
+	case v.p == nil:
+		return ""
+	case v.special != 0 && specialWord(int64(*v.p)) != "":
+		return specialWord(int64(*v.p)) // the other sentinel too, for the error refusing it
+	}
+	return v.p.String()
+}
+
+type floatValue struct{ p *float64 }
+
+func (v floatValue) Set(s string) error {
+	f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+	if err != nil {
+		return fmt.Errorf("%q: want a number", s)
+	}
+	*v.p = f
+	return nil
+}
+
+func (v floatValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strconv.FormatFloat(*v.p, 'g', -1, 64)
+}
+
+// listValue is a comma-separated list; setting it replaces the list.
+type listValue struct{ p *[]string }
+
+func (v listValue) Set(s string) error { *v.p = splitList(s); return nil }
+func (v listValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.Join(*v.p, ",")
+}
+
+func splitList(s string) []string {
+	var out []string
+	for p := range strings.SplitSeq(s, ",") {
+		if p = strings.TrimSpace(p); p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// prefixesValue is a comma-separated list of CIDRs.
+type prefixesValue struct{ p *[]netip.Prefix }
+
+func (v prefixesValue) Set(s string) error {
+	var out []netip.Prefix
+	for _, p := range splitList(s) {
+		pfx, err := netip.ParsePrefix(p)
+		if err != nil {
+			return err
+		}
+		out = append(out, pfx)
+	}
+	*v.p = out
+	return nil
+}
+
+func (v prefixesValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	s := make([]string, len(*v.p))
+	for i, p := range *v.p {
+		s[i] = p.String()
+	}
+	return strings.Join(s, ",")
+}
+
+type addrValue struct{ p *netip.Addr }
+
+func (v addrValue) Set(s string) error {
+	ip, err := netip.ParseAddr(strings.TrimSpace(s))
+	if err != nil {
+		return err
+	}
+	*v.p = ip.Unmap()
+	return nil
+}
+
+func (v addrValue) String() string {
+	if v.p == nil || !v.p.IsValid() {
+		return ""
+	}
+	return v.p.String()
+}
+
+type levelValue struct{ p *slog.Level }
+
+func (v levelValue) Set(s string) error { return v.p.UnmarshalText([]byte(strings.TrimSpace(s))) }
+func (v levelValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return strings.ToLower(v.p.String())
+}
+
+// hostPort checks a listen address.
+func hostPort(p *string) func() error {
+	return func() error {
+		if _, _, err := net.SplitHostPort(*p); err != nil {
+			var ae *net.AddrError
+			if errors.As(err, &ae) {
+				return errors.New(ae.Err)
+			}
+			return err
+		}
+		return nil
+	}
+}
