@@ -18,6 +18,8 @@ require (
 	// The -config file (server/load.go): read as nodes, so unknown keys are
 	// named with their line.
 	go.yaml.in/yaml/v3 v3.0.5
+	// acme/autocert: certificates from Let's Encrypt for -acme-domain.
+	golang.org/x/crypto v0.53.0
 	golang.org/x/net v0.56.0
 	golang.org/x/sys v0.46.0
 	golang.org/x/text v0.40.0
@@ -46,5 +48,4 @@ require (
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
 )
