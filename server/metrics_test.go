@@ -13,6 +13,7 @@ import (
 	"time"
 
 	pionturn "github.com/pion/turn/v4"
+	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
@@ -389,5 +390,27 @@ func TestMetricsAddrValidated(t *testing.T) {
 		t.Fatal("New succeeded with the metrics port taken")
 	} else if !strings.Contains(err.Error(), "metrics: listen") {
 		t.Fatalf("New: %v, want the metrics listener named", err)
+	}
+}
+
+// TestRegisterMetrics: an embedder adds the server's families to a
+// registry of its own; the Go runtime's are left to it.
+func TestRegisterMetrics(t *testing.T) {
+	s := startServer(t)
+	reg := prometheus.NewRegistry()
+	if err := s.RegisterMetrics(reg); err != nil {
+		t.Fatal(err)
+	}
+	fams, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range fams {
+		names = append(names, f.GetName())
+	}
+	if !slices.Contains(names, "hostrelay_lobby_sessions") || !slices.Contains(names, "hostrelay_turn_relayed_packets_total") ||
+		slices.Contains(names, "go_goroutines") {
+		t.Fatalf("families %v", names)
 	}
 }
