@@ -12,8 +12,9 @@ import (
 // from what a client sent: a request type or error code that is not in the
 // table is counted as "other".
 
-// Other is the label of a request type or code outside the known ones.
-const Other = "other"
+// OtherLabel is the metric label of a request type or code outside the
+// known ones.
+const OtherLabel = "other"
 
 // rateLimit is one of the lobby's rate limits.
 type rateLimit uint8
@@ -52,7 +53,7 @@ var refusalRequests = [...]string{ //nolint:gochecknoglobals // a read-only tabl
 	protocol.TypeHello, protocol.TypeCreateRoom, protocol.TypeJoinRoom, protocol.TypeLeaveRoom,
 	protocol.TypeSignal, protocol.TypeSetName, protocol.TypeSetReady, protocol.TypeUpdateRoom,
 	protocol.TypeKick, protocol.TypeStartGame, protocol.TypeChat, protocol.TypeWatchRooms,
-	protocol.TypeUnwatchRooms, Other,
+	protocol.TypeUnwatchRooms, OtherLabel,
 }
 
 // refusalCodes are the protocol's error codes; the last slot counts any
@@ -63,10 +64,10 @@ var refusalCodes = [...]string{ //nolint:gochecknoglobals // a read-only table
 	protocol.CodeRoomFull, protocol.CodeWrongPassword, protocol.CodeAlreadyInRoom,
 	protocol.CodeNotInRoom, protocol.CodePeerNotFound, protocol.CodeForbidden, protocol.CodeKicked,
 	protocol.CodeNotReady, protocol.CodeNameRequired, protocol.CodeResumeFailed,
-	protocol.CodeRateLimited, protocol.CodeServerFull, protocol.CodeInternal, Other,
+	protocol.CodeRateLimited, protocol.CodeServerFull, protocol.CodeInternal, OtherLabel,
 }
 
-// labelIndex is the index of v in table, or of its last entry (Other).
+// labelIndex is the index of v in table, or of its last entry (OtherLabel).
 func labelIndex(table []string, v string) int {
 	for i, t := range table[:len(table)-1] {
 		if t == v {
@@ -97,8 +98,8 @@ func (c *counters) refused(request, code string) {
 
 // Refusal is how many requests of one type were answered with one error code.
 type Refusal struct {
-	Request string // a protocol request type, or Other
-	Code    string // a protocol error code, or Other
+	Request string // a protocol request type, or OtherLabel
+	Code    string // a protocol error code, or OtherLabel
 	Count   uint64
 }
 

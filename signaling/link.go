@@ -144,7 +144,7 @@ func (l *link) readOne(ctx context.Context) error {
 		l.preHello++
 		if l.preHello == FramesBeforeHello+1 {
 			l.hub.counters.limited(limitFramesBeforeHello)
-			l.hub.counters.refused(Other, protocol.CodeRateLimited)
+			l.hub.counters.refused(OtherLabel, protocol.CodeRateLimited)
 			l.hub.log.Info("closing: too many frames before hello", "remote", l.remote, "limit", FramesBeforeHello)
 			l.reply(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited,
 				Message: fmt.Sprintf("more than %d frames before hello", FramesBeforeHello)})
@@ -215,10 +215,10 @@ func requestID(typ websocket.MessageType, frame []byte) uint32 {
 func (l *link) refuse(e protocol.Error) { l.refuseID(0, e) }
 
 // refuseID is refuse answering request id (0: a frame with no usable id).
-// Such frames are counted as refusals of type Other: their type was not
+// Such frames are counted as refusals of type OtherLabel: their type was not
 // read, or not trusted.
 func (l *link) refuseID(id uint32, e protocol.Error) {
-	l.hub.counters.refused(Other, e.Code)
+	l.hub.counters.refused(OtherLabel, e.Code)
 	l.refused++
 	if l.refused >= l.hub.cfg.MaxRefusedInARow {
 		l.hub.log.Info("closing: too many refused messages", "remote", l.remote, "last_code", e.Code)
