@@ -30,8 +30,8 @@ type collector struct {
 
 	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, resumes, refusals, rateLimited family
 
-	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures family
-	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, tcpConns, tcpClosed      family
+	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures  family
+	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
 
 	httpConns, webSockets, httpShed family
 
@@ -63,7 +63,7 @@ func newCollector(src Sources) *collector {
 	def(&c.rateLimited, counter, "lobby_rate_limited_total",
 		"Requests and connections refused by a lobby rate limit, by limit.", "limit")
 
-	def(&c.allocations, gauge, "turn_allocations", "Live TURN allocations, by client transport: udp or tcp.", "transport")
+	def(&c.allocations, gauge, "turn_allocations", "Live TURN allocations, by client transport: udp, tcp or tls.", "transport")
 	def(&c.allocationsCreated, counter, "turn_allocations_created_total", "TURN allocations made.")
 	def(&c.allocationsRefused, counter, "turn_allocations_refused_total",
 		"TURN Allocates refused by a cap, by reason: session_quota, ip_quota (486), capacity (508).", "reason")
@@ -80,10 +80,10 @@ func newCollector(src Sources) *collector {
 		"reason")
 	def(&c.bandwidthDroppedBytes, counter, "turn_bandwidth_dropped_bytes_total",
 		"Payload bytes of the packets dropped for their sender's bandwidth limit.")
-	def(&c.tcpConns, gauge, "turn_tcp_connections", "Open TURN-over-TCP connections.")
-	def(&c.tcpClosed, counter, "turn_tcp_connections_closed_total",
-		"TURN-over-TCP connections closed by the server, by reason: refused (over a cap at accept), bad_frame, allocate_timeout, write_timeout.",
-		"reason")
+	def(&c.streamConns, gauge, "turn_connections", "Open TURN connections, by transport: tcp or tls.", "transport")
+	def(&c.streamClosed, counter, "turn_connections_closed_total",
+		"TURN-over-TCP and -TLS connections closed by the server, by transport and reason: refused (over a cap at accept), bad_frame, allocate_timeout, write_timeout, handshake_failed (TLS).",
+		"transport", "reason")
 
 	def(&c.httpConns, gauge, "http_connections", "Open HTTP connections, lobby WebSockets included.")
 	def(&c.webSockets, gauge, "http_websocket_connections", "Open lobby WebSockets.")
@@ -133,7 +133,8 @@ func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metric
 
 func (c *collector) collectTURN(ch chan<- prometheus.Metric, st turn.Stats) {
 	c.allocations.emit(ch, float64(st.Allocations-st.AllocationsTCP), "udp")
-	c.allocations.emit(ch, float64(st.AllocationsTCP), "tcp")
+	c.allocations.emit(ch, float64(st.AllocationsTCP-st.AllocationsTLS), "tcp")
+	c.allocations.emit(ch, float64(st.AllocationsTLS), "tls")
 	c.allocationsCreated.emit(ch, float64(st.AllocationsCreated))
 	for reason, n := range st.AllocationsRefused {
 		c.allocationsRefused.emit(ch, float64(n), reason)
@@ -154,9 +155,19 @@ func (c *collector) collectTURN(ch chan<- prometheus.Metric, st turn.Stats) {
 	c.dropped.emit(ch, float64(st.DroppedOverflow), "overflow")
 	c.dropped.emit(ch, float64(st.DroppedBandwidth), "bandwidth")
 	c.bandwidthDroppedBytes.emit(ch, float64(st.DroppedBandwidthBytes))
-	c.tcpConns.emit(ch, float64(st.TCPConns))
-	c.tcpClosed.emit(ch, float64(st.TCPRefused), "refused")
-	c.tcpClosed.emit(ch, float64(st.TCPBadFrames), "bad_frame")
-	c.tcpClosed.emit(ch, float64(st.TCPAllocateTimeouts), "allocate_timeout")
-	c.tcpClosed.emit(ch, float64(st.TCPWriteTimeouts), "write_timeout")
+	c.streamConns.emit(ch, float64(st.TCPConns), "tcp")
+	c.streamConns.emit(ch, float64(st.TLSConns), "tls")
+	for _, r := range []struct {
+		reason   string
+		tcp, tls uint64
+	}{
+		{"refused", st.TCPRefused, st.TLSRefused},
+		{"bad_frame", st.TCPBadFrames, st.TLSBadFrames},
+		{"allocate_timeout", st.TCPAllocateTimeouts, st.TLSAllocateTimeouts},
+		{"write_timeout", st.TCPWriteTimeouts, st.TLSWriteTimeouts},
+	} {
+		c.streamClosed.emit(ch, float64(r.tcp), "tcp", r.reason)
+		c.streamClosed.emit(ch, float64(r.tls), "tls", r.reason)
+	}
+	c.streamClosed.emit(ch, float64(st.TLSHandshakeErrors), "tls", "handshake_failed")
 }

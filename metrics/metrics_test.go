@@ -33,13 +33,13 @@ func snapshot() Sources {
 		},
 		TURN: func() turn.Stats {
 			return turn.Stats{
-				Allocations: 6, AllocationsTCP: 2, AllocationsCreated: 11,
+				Allocations: 6, AllocationsTCP: 2, AllocationsTLS: 1, AllocationsCreated: 11,
 				AllocationsRefused: map[string]uint64{"session_quota": 1, "ip_quota": 0, "capacity": 0},
 				AuthFailures:       map[string]uint64{"bad_integrity": 2, "expired": 0},
 				RelayedFast:        turn.Traffic{Packets: 1000, Bytes: 150000},
 				RelayedOther:       turn.Traffic{Packets: 10, Bytes: 900},
 				DroppedWrites:      3, DroppedReads: 1, DroppedOverflow: 0, DroppedBandwidth: 5, DroppedBandwidthBytes: 6000,
-				TCPConns: 2, TCPRefused: 1,
+				TCPConns: 2, TCPRefused: 1, TLSConns: 1, TLSHandshakeErrors: 3,
 			}
 		},
 		HTTP: func() HTTP { return HTTP{Open: 9, WebSockets: 4, Evicted: 2} },
@@ -74,9 +74,10 @@ hostrelay_lobby_refusals_total{reason="wrong_password",request="joinRoom"} 4
 # TYPE hostrelay_lobby_rate_limited_total counter
 hostrelay_lobby_rate_limited_total{limit="chat_per_session"} 0
 hostrelay_lobby_rate_limited_total{limit="joins_per_ip"} 6
-# HELP hostrelay_turn_allocations Live TURN allocations, by client transport: udp or tcp.
+# HELP hostrelay_turn_allocations Live TURN allocations, by client transport: udp, tcp or tls.
 # TYPE hostrelay_turn_allocations gauge
-hostrelay_turn_allocations{transport="tcp"} 2
+hostrelay_turn_allocations{transport="tcp"} 1
+hostrelay_turn_allocations{transport="tls"} 1
 hostrelay_turn_allocations{transport="udp"} 4
 # HELP hostrelay_turn_relayed_bytes_total Payload bytes relayed between allocations (TURN framing not counted), by path: fast or pion.
 # TYPE hostrelay_turn_relayed_bytes_total counter
@@ -88,6 +89,10 @@ hostrelay_turn_dropped_packets_total{reason="bandwidth"} 5
 hostrelay_turn_dropped_packets_total{reason="overflow"} 0
 hostrelay_turn_dropped_packets_total{reason="policy"} 3
 hostrelay_turn_dropped_packets_total{reason="stray"} 1
+# HELP hostrelay_turn_connections Open TURN connections, by transport: tcp or tls.
+# TYPE hostrelay_turn_connections gauge
+hostrelay_turn_connections{transport="tcp"} 2
+hostrelay_turn_connections{transport="tls"} 1
 # HELP hostrelay_http_connections_shed_total HTTP connections closed at the connection cap, by action: evicted (idle, to make room) or refused (none idle).
 # TYPE hostrelay_http_connections_shed_total counter
 hostrelay_http_connections_shed_total{action="evicted"} 2
@@ -96,8 +101,14 @@ hostrelay_http_connections_shed_total{action="refused"} 0
 	if err := testutil.CollectAndCompare(newCollector(snapshot()), strings.NewReader(want),
 		"hostrelay_lobby_sessions", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
 		"hostrelay_turn_allocations", "hostrelay_turn_relayed_bytes_total", "hostrelay_turn_dropped_packets_total",
+		"hostrelay_turn_connections",
 		"hostrelay_http_connections_shed_total"); err != nil {
 		t.Fatal(err)
+	}
+	// Closed connections: each reason for each transport, and the TLS
+	// handshakes.
+	if n := testutil.CollectAndCount(newCollector(snapshot()), "hostrelay_turn_connections_closed_total"); n != 9 {
+		t.Fatalf("%d closed-connection series, want 4 reasons by 2 transports and TLS handshakes", n)
 	}
 	// Without an HTTP source its families are simply absent.
 	src := snapshot()

@@ -308,6 +308,7 @@ func TestMetricsAfterAGame(t *testing.T) {
 		{"hostrelay_lobby_rate_limited_total", []string{"limit=joins_per_ip"}, 0},
 		{"hostrelay_turn_allocations", []string{"transport=udp"}, 2},
 		{"hostrelay_turn_allocations", []string{"transport=tcp"}, 0},
+		{"hostrelay_turn_allocations", []string{"transport=tls"}, 0},
 		{"hostrelay_turn_allocations_created_total", nil, 2},
 		{"hostrelay_turn_allocations_refused_total", []string{"reason=session_quota"}, 0},
 		{"hostrelay_turn_channel_binds_refused_total", nil, 0},
@@ -315,8 +316,8 @@ func TestMetricsAfterAGame(t *testing.T) {
 		{"hostrelay_turn_auth_failures_total", []string{"reason=session_not_live"}, 0},
 		{"hostrelay_turn_dropped_packets_total", []string{"reason=policy"}, 0},
 		{"hostrelay_turn_dropped_packets_total", []string{"reason=overflow"}, 0},
-		{"hostrelay_turn_tcp_connections", nil, 0},
-		{"hostrelay_turn_tcp_connections_closed_total", []string{"reason=refused"}, 0},
+		{"hostrelay_turn_connections", []string{"transport=tcp"}, 0},
+		{"hostrelay_turn_connections_closed_total", []string{"transport=tcp", "reason=refused"}, 0},
 		{"hostrelay_http_websocket_connections", nil, 3},
 		{"hostrelay_http_connections_shed_total", []string{"action=refused"}, 0},
 	} {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/pion/stun/v3"
+
+	"github.com/hostrelay/hostrelay/internal/testcert"
 )
 
 // sendEach sends n packets of msg from→to, one at a time, each read by rx
@@ -205,8 +207,23 @@ func TestStatsCountAllocations(t *testing.T) {
 	refusedAs("c", stun.CodeInsufficientCapacity, "capacity", "127.0.0.3")
 
 	st := srv.Stats()
-	if st.Allocations != 4 || st.AllocationsTCP != 1 || st.AllocationsCreated != 4 {
-		t.Fatalf("allocations %d (tcp %d), created %d; want 4 (tcp 1), created 4",
-			st.Allocations, st.AllocationsTCP, st.AllocationsCreated)
+	if st.Allocations != 4 || st.AllocationsTCP != 1 || st.AllocationsTLS != 0 || st.AllocationsCreated != 4 {
+		t.Fatalf("allocations %d (tcp %d, tls %d), created %d; want 4 (tcp 1, tls 0), created 4",
+			st.Allocations, st.AllocationsTCP, st.AllocationsTLS, st.AllocationsCreated)
+	}
+}
+
+// TestStatsCountTLSAllocations: an allocation over TURN over TLS counts as
+// a stream (TCP) allocation and as TLS; one over plain TCP only as the
+// former.
+func TestStatsCountTLSAllocations(t *testing.T) {
+	certs := testcert.New(t)
+	srv, fs := newServer(t, withTLS(certs))
+	fs.join("a", "room")
+	allocate(t, newTLSClient(t, srv, certs, srv.Credentials("a", time.Now())))
+	allocate(t, newTCPClient(t, srv, srv.Credentials("a", time.Now())))
+	allocated(t, srv, "a")
+	if st := srv.Stats(); st.Allocations != 3 || st.AllocationsTCP != 2 || st.AllocationsTLS != 1 {
+		t.Fatalf("allocations %d (tcp %d, tls %d); want 3 (tcp 2, tls 1)", st.Allocations, st.AllocationsTCP, st.AllocationsTLS)
 	}
 }

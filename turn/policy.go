@@ -426,18 +426,18 @@ func (r *registry) allocationCount() int {
 	return len(r.allocs)
 }
 
-// allocationCounts returns the live allocations, and how many of them are
-// over TCP.
-func (r *registry) allocationCounts() (total, tcp int) {
+// allocationCounts returns the live allocations and the client addresses
+// of those over TCP or TLS.
+func (r *registry) allocationCounts() (total int, stream []netip.AddrPort) {
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	for k := range r.allocs {
 		if k.tcp {
-			tcp++
+			stream = append(stream, k.client)
 		}
 	}
 
-	return len(r.allocs), tcp
+	return len(r.allocs), stream
 }
 
 // logLimiter lets one log line through per second and counts the rest, for

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -88,8 +89,10 @@ type Stats struct {
 	// server name).
 	TLSHandshakeErrors uint64
 
-	// AllocationsTCP is how many of Allocations are over TCP.
+	// AllocationsTCP is how many of Allocations are over TCP, TLS
+	// included; AllocationsTLS how many of those are over TLS.
 	AllocationsTCP int
+	AllocationsTLS int
 	// AllocationsCreated counts the allocations made since start.
 	AllocationsCreated uint64
 	// AllocationsRefused counts Allocates refused by a cap, by
@@ -272,7 +275,12 @@ func (s *Server) Stats() Stats {
 		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
 		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
 	}
-	st.Allocations, st.AllocationsTCP = s.reg.allocationCounts()
+	var stream []netip.AddrPort
+	st.Allocations, stream = s.reg.allocationCounts()
+	st.AllocationsTCP = len(stream)
+	if s.tls != nil {
+		st.AllocationsTLS = s.tls.tracking(stream)
+	}
 	s.reg.stats.fill(&st)
 	if s.tcp != nil {
 		st.TCPConns = s.tcp.open()
