@@ -24,12 +24,13 @@ import (
 // HOSTRELAY_* variables and a YAML file. A new section is a struct here, a
 // field below, its line in DefaultConfig and its bind method (options.go).
 type Config struct {
-	HTTP  HTTPConfig
-	TLS   TLSConfig
-	Lobby LobbyConfig
-	TURN  TURNConfig
-	Log   LogConfig
-	Debug DebugConfig
+	HTTP    HTTPConfig
+	TLS     TLSConfig
+	Lobby   LobbyConfig
+	TURN    TURNConfig
+	Log     LogConfig
+	Debug   DebugConfig
+	Metrics MetricsConfig
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }

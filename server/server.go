@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/hostrelay/hostrelay/metrics"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -30,8 +31,9 @@ type Server struct {
 	ln      net.Listener
 	conns   *connLimiter // wraps ln
 	serve   chan error
-	debug   *debugServer // nil unless cfg.Debug.Addr is set
-	tls     *tlsSetup    // nil unless TLS is configured
+	debug   *debugServer    // nil unless cfg.Debug.Addr is set
+	metrics *metrics.Server // nil unless cfg.Metrics.Addr is set
+	tls     *tlsSetup       // nil unless TLS is configured
 	// redirect is the plain-HTTP listener sending browsers to HTTPS; nil
 	// without TLS or when off.
 	redirect *redirectServer
@@ -52,6 +54,7 @@ type Addrs struct {
 	// when off.
 	HTTPRedirect string
 	Debug        string // empty when the debug listener is off
+	Metrics      string // empty when the metrics listener is off
 }
 
 // New builds the whole graph and starts listening. Components are built in
@@ -164,6 +167,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		}
 	}
 	s.conns = newConnLimiter(s.ln, httpConns, log)
+	// After conns, which the metrics read.
+	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
+		_ = s.ln.Close()
+		_ = s.redirect.shutdown(context.WithoutCancel(ctx))
+		_ = s.debug.close()
+		_ = s.turn.Close()
+		return nil, err
+	}
 	// Hijacking clears the deadlines these set, so lobby WebSockets live on
 	// past them (TestHTTPTimeoutsSpareWebSockets).
 	s.http = &http.Server{
@@ -198,6 +209,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if a.Debug != "" {
 		attrs = append(attrs, "debug", a.Debug)
 	}
+	if a.Metrics != "" {
+		attrs = append(attrs, "metrics", a.Metrics)
+	}
 	log.Info("listening", attrs...)
 	return s, nil
 }
@@ -216,7 +230,7 @@ func orAuto(v, derived int) int {
 // Addrs reports the bound addresses.
 func (s *Server) Addrs() Addrs {
 	a := Addrs{HTTP: s.ln.Addr().String(), TURNUDP: s.turn.UDPAddr().String(), TURNTCP: s.turn.TCPAddr().String(),
-		HTTPRedirect: s.redirect.addr(), Debug: s.debug.addr()}
+		HTTPRedirect: s.redirect.addr(), Debug: s.debug.addr(), Metrics: s.metrics.Addr()}
 	if t := s.turn.TLSAddr(); t != nil {
 		a.TURNTLS = t.String()
 	}
@@ -302,6 +316,9 @@ func (s *Server) Shutdown(ctx context.Context) error {
 		errs = append(errs, fmt.Errorf("turn: %w", err))
 	}
 	if err := s.debug.close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.metrics.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := <-s.serve; err != nil && !errors.Is(err, http.ErrServerClosed) {

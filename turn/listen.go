@@ -371,6 +371,20 @@ func (l *tcpListener) allocated(client net.Addr) {
 	}
 }
 
+// tracking counts the clients whose connection is one of this listener's.
+func (l *tcpListener) tracking(clients []netip.AddrPort) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range clients {
+		if _, ok := l.conns[c]; ok {
+			n++
+		}
+	}
+
+	return n
+}
+
 // closeConns closes every accepted connection, which ends pion's goroutine
 // for it; that goroutine then calls tcpConn.Close, which untracks it.
 func (l *tcpListener) closeConns() {

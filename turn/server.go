@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -87,6 +88,28 @@ type Stats struct {
 	// their TLS handshake failed (not TLS, no shared cipher, an unknown
 	// server name).
 	TLSHandshakeErrors uint64
+
+	// AllocationsTCP is how many of Allocations are over TCP, TLS
+	// included; AllocationsTLS how many of those are over TLS.
+	AllocationsTCP int
+	AllocationsTLS int
+	// AllocationsCreated counts the allocations made since start.
+	AllocationsCreated uint64
+	// AllocationsRefused counts Allocates refused by a cap, by
+	// AllocationRefusalReasons (every reason present, zero included).
+	AllocationsRefused map[string]uint64
+	// ChannelBindsRefused counts ChannelBinds refused past
+	// MaxChannelsPerAllocation.
+	ChannelBindsRefused uint64
+	// AuthFailures counts refused credentials by AuthFailureReasons (every
+	// reason present, zero included).
+	AuthFailures map[string]uint64
+	// RelayedFast is what the UDP listeners' read loops relayed on the
+	// ChannelData fast path, straight to the receiving client; RelayedOther
+	// what went through pion's relay code (Send indications, TCP clients,
+	// a peer without a channel back). Packets dropped are not in either.
+	RelayedFast  Traffic
+	RelayedOther Traffic
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -136,7 +159,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
-			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen()},
+			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen(), fast: s.reg.stats.newListener()},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
 		})
@@ -246,13 +269,19 @@ func (s *Server) streamsOpen() int {
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
 	st := Stats{
-		Allocations:           s.reg.allocationCount(),
 		DroppedWrites:         s.reg.droppedWrites.Load(),
 		DroppedReads:          s.reg.droppedReads.Load(),
 		DroppedOverflow:       s.reg.droppedFull.Load(),
 		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
 		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
 	}
+	var stream []netip.AddrPort
+	st.Allocations, stream = s.reg.allocationCounts()
+	st.AllocationsTCP = len(stream)
+	if s.tls != nil {
+		st.AllocationsTLS = s.tls.tracking(stream)
+	}
+	s.reg.stats.fill(&st)
 	if s.tcp != nil {
 		st.TCPConns = s.tcp.open()
 		st.TCPRefused = s.tcp.refused.Load()
