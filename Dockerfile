@@ -22,10 +22,16 @@ COPY . .
 COPY --from=web /src/static/dist/ static/dist/
 # CGO off: a static binary, which is what distroless/static (and scratch) need.
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/hostrelay ./server/cmd/hostrelay
+# The state directory (the ACME certificate cache): owned by nonroot in the
+# image, so a volume mounted on it starts out writable by the server.
+RUN mkdir -p /out/state
 
 FROM gcr.io/distroless/static-debian12:nonroot
 COPY --from=server /out/hostrelay /hostrelay
+COPY --from=server --chown=nonroot:nonroot /out/state /var/lib/hostrelay
 USER nonroot:nonroot
-# HTTP (lobby page, /ws), TURN over UDP and TCP.
-EXPOSE 8080/tcp 3478/udp 3478/tcp
+WORKDIR /var/lib/hostrelay
+# HTTP (lobby page, /ws), TURN over UDP and TCP, TURN over TLS (with TLS on;
+# HTTPS then on -http, the redirect and ACME's HTTP-01 on 80).
+EXPOSE 8080/tcp 3478/udp 3478/tcp 5349/tcp
 ENTRYPOINT ["/hostrelay"]

@@ -14,10 +14,17 @@ require (
 	github.com/pion/transport/v4 v4.1.0
 	github.com/pion/turn/v4 v4.1.4
 	github.com/pion/webrtc/v4 v4.2.20
+	// Metrics (metrics/): the collector, registry and handler; common's
+	// expfmt and client_model only in tests, to parse what /metrics serves.
+	github.com/prometheus/client_golang v1.23.2
+	github.com/prometheus/client_model v0.6.2
+	github.com/prometheus/common v0.66.1
 	github.com/vmihailenco/msgpack/v5 v5.4.1
 	// The -config file (server/load.go): read as nodes, so unknown keys are
 	// named with their line.
 	go.yaml.in/yaml/v3 v3.0.5
+	// acme/autocert: certificates from Let's Encrypt for -acme-domain.
+	golang.org/x/crypto v0.53.0
 	golang.org/x/net v0.56.0
 	golang.org/x/sys v0.46.0
 	golang.org/x/text v0.40.0
@@ -25,10 +32,15 @@ require (
 )
 
 require (
+	github.com/beorn7/perks v1.0.1 // indirect
+	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/kr/text v0.2.0 // indirect
+	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
 	github.com/mattn/go-isatty v0.0.22 // indirect
+	github.com/munnerz/goautoneg v0.0.0-20191010083416-a7dc8b61c822 // indirect
 	github.com/pion/datachannel v1.6.4 // indirect; v1.6.2 (pion/webrtc v4.2.20) never applies a negotiated channel's reliability: the game channel was reliable and ordered (client/vnet_test.go)
 	github.com/pion/dtls/v3 v3.1.8 // indirect
 	github.com/pion/interceptor v0.1.48 // indirect
@@ -42,9 +54,11 @@ require (
 	github.com/pion/stun/v4 v4.0.0 // indirect
 	github.com/pion/transport/v5 v5.1.4 // indirect
 	github.com/pion/turn/v5 v5.1.0 // indirect
+	github.com/prometheus/procfs v0.16.1 // indirect
 	github.com/valyala/bytebufferpool v1.0.0 // indirect
 	github.com/valyala/fasttemplate v1.2.2 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
 	github.com/wlynxg/anet v0.0.5 // indirect
-	golang.org/x/crypto v0.53.0 // indirect
+	go.yaml.in/yaml/v2 v2.4.2 // indirect
+	google.golang.org/protobuf v1.36.8 // indirect
 )

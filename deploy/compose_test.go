@@ -23,6 +23,7 @@ type composeFile struct {
 		Volumes     []string          `yaml:"volumes"`
 		Command     []string          `yaml:"command"`
 	} `yaml:"services"`
+	Volumes map[string]any `yaml:"volumes"`
 }
 
 // composeDefault is compose's ${NAME:-default} with the variable unset.
@@ -58,6 +59,13 @@ func TestComposeConfigLoads(t *testing.T) {
 		parts := strings.Split(v, ":")
 		if len(parts) < 2 {
 			t.Fatalf("volume %q: want host:container", v)
+		}
+		if !strings.HasPrefix(parts[0], ".") && !strings.HasPrefix(parts[0], "/") {
+			// A named volume: compose refuses one it was not told of.
+			if _, ok := c.Volumes[parts[0]]; !ok {
+				t.Errorf("volume %q: %s is not declared under volumes:", v, parts[0])
+			}
+			continue
 		}
 		if _, err := os.Stat(parts[0]); err != nil {
 			t.Errorf("volume %q: %v", v, err)

@@ -39,6 +39,7 @@ export const CHROMIUM_ARGS = [
   '--no-first-run',
 ];
 
-export function launchBrowser(): Promise<Browser> {
-  return chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, headless: true });
+/** Launches headless Chromium with CHROMIUM_ARGS and `extraArgs` (e.g. a certificate to trust). */
+export function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
+  return chromium.launch({ executablePath: CHROMIUM, args: [...CHROMIUM_ARGS, ...extraArgs], headless: true });
 }

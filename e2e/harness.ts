@@ -12,7 +12,7 @@ import { serverBinary, startServer, type RunningServer } from './server';
  * console and the server's last log lines.
  */
 export interface Harness {
-  /** http://127.0.0.1:PORT */
+  /** http://127.0.0.1:PORT (https:// with `https`) */
   readonly base: string;
   readonly server: RunningServer;
   /**
@@ -23,7 +23,14 @@ export interface Harness {
   player(label: string, opts?: { name?: string; viewport?: { width: number; height: number }; phone?: boolean }): Promise<Page>;
 }
 
-export function useHarness(file: string, opts: { serverArgs?: readonly string[] } = {}): Harness {
+/**
+ * `serverArgs` add server flags; `browserArgs` add Chromium flags; `https`
+ * says the server serves HTTPS (its base URL is https://).
+ */
+export function useHarness(
+  file: string,
+  opts: { serverArgs?: readonly string[]; browserArgs?: readonly string[]; https?: boolean } = {},
+): Harness {
   let server: RunningServer | undefined;
   let browser: Browser | undefined;
   let contexts: BrowserContext[] = [];
@@ -31,7 +38,7 @@ export function useHarness(file: string, opts: { serverArgs?: readonly string[] 
 
   beforeAll(async () => {
     server = await startServer(serverBinary(), opts.serverArgs);
-    browser = await launchBrowser();
+    browser = await launchBrowser(opts.browserArgs);
   });
 
   afterEach(async (ctx) => {
@@ -58,7 +65,7 @@ export function useHarness(file: string, opts: { serverArgs?: readonly string[] 
   return {
     get base() {
       if (!server) throw new Error('harness: server not started');
-      return `http://${server.http}`;
+      return `${opts.https ? 'https' : 'http'}://${server.http}`;
     },
     get server() {
       if (!server) throw new Error('harness: server not started');

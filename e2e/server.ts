@@ -7,6 +7,8 @@ export interface RunningServer {
   http: string;
   turnUdp: string;
   turnTcp: string;
+  /** host:port of TURN over TLS, when the server was given a certificate. */
+  turnTls?: string;
   /** Every log line so far (JSON), for failure reports. */
   logs: string[];
   stop(): Promise<void>;
@@ -54,7 +56,7 @@ export function startServer(bin: string, extraArgs: readonly string[] = []): Pro
       const entry = parseLog(line);
       // Components log their own "listening" lines; the server's carries "http".
       if (entry?.['msg'] !== 'listening' || !('http' in entry)) return;
-      const { http, turn_udp: turnUdp, turn_tcp: turnTcp } = entry;
+      const { http, turn_udp: turnUdp, turn_tcp: turnTcp, turn_tls: turnTls } = entry;
       if (typeof http !== 'string' || typeof turnUdp !== 'string' || typeof turnTcp !== 'string') {
         fail(new Error(`"listening" log line lacks http/turn_udp/turn_tcp: ${line}`));
         return;
@@ -62,7 +64,7 @@ export function startServer(bin: string, extraArgs: readonly string[] = []): Pro
       clearTimeout(timer);
       proc.removeAllListeners('exit');
       proc.removeAllListeners('error');
-      resolve({ http, turnUdp, turnTcp, logs, stop: () => stopServer(proc) });
+      resolve({ http, turnUdp, turnTcp, ...(typeof turnTls === 'string' ? { turnTls } : {}), logs, stop: () => stopServer(proc) });
     });
   });
 }

@@ -130,9 +130,13 @@ type adminServer struct {
 	Allocations   int   `json:"allocations"`
 	// RelayedBytes is what the live allocations relayed: it falls when one
 	// closes, so rates come from allocations, not from this.
-	RelayedBytes uint64         `json:"relayedBytes"`
-	Conns        map[string]int `json:"conns"`
-	TURN         turnHealth     `json:"turn"`
+	RelayedBytes uint64 `json:"relayedBytes"`
+	// RelayedBytesTotal is every byte relayed since start, on the fast path
+	// and pion's (the metrics' counters): it only grows, so the server's rate
+	// is its difference between two polls.
+	RelayedBytesTotal uint64         `json:"relayedBytesTotal"`
+	Conns             map[string]int `json:"conns"`
+	TURN              turnHealth     `json:"turn"`
 }
 
 type adminRoom struct {
@@ -169,7 +173,7 @@ type adminAllocation struct {
 	Session      string    `json:"session"`
 	Room         string    `json:"room,omitempty"`
 	Player       string    `json:"player,omitempty"`
-	Transport    string    `json:"transport"` // udp or tcp: how the client reaches TURN
+	Transport    string    `json:"transport"` // udp, tcp or tls: how the client reaches TURN
 	Client       string    `json:"client"`
 	Relay        string    `json:"relay"`
 	CreatedAt    time.Time `json:"createdAt"`
@@ -205,11 +209,8 @@ func (s *Server) adminOverview(now time.Time) adminOverview {
 	}
 	var relayed uint64
 	for i, a := range allocs {
-		aa := adminAllocation{ID: a.ID, Session: a.Session, Transport: "udp", Client: a.Client.String(),
+		aa := adminAllocation{ID: a.ID, Session: a.Session, Transport: a.Transport, Client: a.Client.String(),
 			Relay: a.Relay.String(), CreatedAt: a.Created.UTC(), RelayedBytes: a.Relayed}
-		if a.TCP {
-			aa.Transport = "tcp"
-		}
 		if st, ok := seats[a.Session]; ok {
 			r := &out.Rooms[st.room]
 			p := &r.Players[st.player]
@@ -228,8 +229,9 @@ func (s *Server) adminOverview(now time.Time) adminOverview {
 		Version: s.build.version, GoVersion: s.build.goVersion, Protocol: protocol.Version,
 		StartedAt: s.started.UTC(), Now: now.UTC(), UptimeSeconds: int64(now.Sub(s.started) / time.Second),
 		Sessions: hs.Sessions, Rooms: len(rooms), Players: players, Allocations: len(allocs), RelayedBytes: relayed,
-		Conns: map[string]int{"http": open, "webSockets": webSockets, "turnTCP": ts.TCPConns},
-		TURN:  newTurnHealth(ts),
+		RelayedBytesTotal: ts.RelayedFast.Bytes + ts.RelayedOther.Bytes,
+		Conns:             map[string]int{"http": open, "webSockets": webSockets, "turnTCP": ts.TCPConns, "turnTLS": ts.TLSConns},
+		TURN:              newTurnHealth(ts),
 	}
 	return out
 }

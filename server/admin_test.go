@@ -285,6 +285,12 @@ func TestAdminOverview(t *testing.T) {
 			t.Fatalf("player %d: %+v, want %+v and %d bytes", i, p, want, sent[want.name])
 		}
 	}
+	// The total since start counts a packet when the receiving relay reads it, before pion
+	// checks that relay's permissions: every packet sent here counts.
+	testwait.For(t, "the total relayed", func() bool {
+		o = a.overview()
+		return o.Server.RelayedBytesTotal == uint64(sent["Ada"]+sent["Bob"])
+	})
 	if o.Server.Sessions != 3 || o.Server.Rooms != 1 || o.Server.Players != 2 || o.Server.Allocations != 3 ||
 		o.Server.RelayedBytes != room.RelayedBytes || o.Server.TURN.Allocations != 3 || o.Server.Conns["webSockets"] != 3 {
 		t.Fatalf("server figures %+v", o.Server)

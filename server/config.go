@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"math"
 	"net/netip"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -23,11 +24,13 @@ import (
 // HOSTRELAY_* variables and a YAML file. A new section is a struct here, a
 // field below, its line in DefaultConfig and its bind method (options.go).
 type Config struct {
-	HTTP  HTTPConfig
-	Lobby LobbyConfig
-	TURN  TURNConfig
-	Log   LogConfig
-	Debug DebugConfig
+	HTTP    HTTPConfig
+	TLS     TLSConfig
+	Lobby   LobbyConfig
+	TURN    TURNConfig
+	Log     LogConfig
+	Debug   DebugConfig
+	Metrics MetricsConfig
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }
@@ -60,6 +63,35 @@ type HTTPConfig struct {
 	ReadTimeout  time.Duration // to read a whole request; its header within at most 10s
 	WriteTimeout time.Duration // to write a response
 	IdleTimeout  time.Duration // a keep-alive connection waiting for its next request
+}
+
+// TLSConfig is HTTPS (and so WSS) on the HTTP listener, a plain-HTTP
+// listener that redirects to it, and the certificate TURN over TLS serves
+// (TURNConfig.TLSAddr). TLS is on when a certificate is configured: files
+// (CertFile and KeyFile) or ACME (ACMEDomains); off, none of the rest
+// applies. See tls.go.
+type TLSConfig struct {
+	// CertFile and KeyFile are PEM files: the certificate chain, leaf
+	// first, and its private key. They are read again when either changes
+	// (certbot and Kubernetes replace them in place), at the next handshake.
+	CertFile, KeyFile string
+	// ACMEDomains get certificates from an ACME CA (Let's Encrypt unless
+	// ACMEDirectory says otherwise) by golang.org/x/crypto/acme/autocert,
+	// proving control with HTTP-01 on the redirect listener (which must be
+	// port 80 from the Internet) or TLS-ALPN-01 on the HTTP listener (443).
+	ACMEDomains []string
+	// ACMECache keeps the account key and certificates across restarts
+	// (Let's Encrypt rate-limits issuance: keep it on a volume).
+	ACMECache string
+	// ACMEEmail is the account's contact for expiry notices; optional.
+	ACMEEmail string
+	// ACMEDirectory is the CA's directory URL; empty: Let's Encrypt's
+	// production directory.
+	ACMEDirectory string
+	// RedirectAddr is the plain-HTTP listener that redirects to HTTPS and
+	// answers ACME HTTP-01 challenges: "auto" is ":80" with ACME or when the
+	// HTTP listener is on port 443, otherwise off; "off" (or empty) is off.
+	RedirectAddr string
 }
 
 // LobbyConfig is the lobby's limits per client and per server, mapped onto
@@ -117,6 +149,15 @@ type TURNConfig struct {
 	TCPMaxConns        int
 	TCPConnsPerIP      int
 	TCPAllocateTimeout time.Duration
+
+	// TLSAddr is TURN over TLS ("turns:" URLs), with the TLS section's
+	// certificate, for networks that let only TLS out; used only with TLS
+	// on; "off" (or empty) is off. Its connections count against the TCP
+	// caps above.
+	TLSAddr string
+	// Offer lists the transports whose TURN URLs clients get (udp, tcp,
+	// tls), of those listening, always in that order.
+	Offer []string
 }
 
 // LogConfig is the process log.
@@ -145,6 +186,8 @@ func DefaultConfig() Config {
 			WriteTimeout: time.Minute,
 			IdleTimeout:  time.Minute,
 		},
+		// TLS is off until a certificate is configured.
+		TLS: TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
 		Lobby: LobbyConfig{
 			SeatGrace:         lobby.Grace,
 			MaxConnsPerIP:     lobby.MaxConnsPerIP,
@@ -175,6 +218,8 @@ func DefaultConfig() Config {
 			TCPMaxConns:              Auto,
 			TCPConnsPerIP:            relay.MaxTCPConnsPerIP,
 			TCPAllocateTimeout:       relay.TCPAllocateTimeout,
+			TLSAddr:                  ":5349",
+			Offer:                    slices.Clone(turnTransports),
 		},
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
 		ShutdownGrace: 10 * time.Second,

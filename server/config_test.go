@@ -244,7 +244,7 @@ func TestConfigFileErrors(t *testing.T) {
 		want []string
 	}{
 		{"turn:\n  max_bandwith: 1MiB\n", []string{"hostrelay.yaml:2:", "unknown key turn.max_bandwith"}}, //nolint:misspell // the typo is the test
-		{"http:\n  addr: \":8080\"\nmetrics:\n  addr: \":9090\"\n", []string{":3:", "unknown key metrics"}},
+		{"http:\n  addr: \":8080\"\ntracing:\n  addr: \":9090\"\n", []string{":3:", "unknown key tracing"}},
 		{"max_rooms: 5\n", []string{"unknown key max_rooms"}}, // a lobby key outside its section
 		{"turn:\n  max_bandwidth: fast\n", []string{":2:", "turn.max_bandwidth (-turn-max-bandwidth)", `"fast"`}},
 		{"turn:\n  max_bandwidth: [1, 2]\n", []string{"turn.max_bandwidth (-turn-max-bandwidth): want a single value"}},

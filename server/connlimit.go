@@ -2,6 +2,7 @@ package server
 
 import (
 	"container/list"
+	"crypto/tls"
 	"log/slog"
 	"net"
 	"net/http"
@@ -102,6 +103,10 @@ func (l *connLimiter) note(refused, evicted uint64) {
 // connState is the http.Server ConnState hook: it keeps the waiting list and
 // the WebSocket count in step with each connection's state.
 func (l *connLimiter) connState(c net.Conn, state http.ConnState) {
+	// Over HTTPS the server sees the TLS connection wrapped around ours.
+	if tc, ok := c.(*tls.Conn); ok {
+		c = tc.NetConn()
+	}
 	lc, ok := c.(*limitedConn)
 	if !ok {
 		return

@@ -34,7 +34,7 @@ func newHTTP(s *Server) *echo.Echo {
 		open, webSockets := s.conns.counts()
 		ts := s.turn.Stats()
 		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version,
-			"conns": map[string]int{"http": open, "webSockets": webSockets, "turnTCP": ts.TCPConns},
+			"conns": map[string]int{"http": open, "webSockets": webSockets, "turnTCP": ts.TCPConns, "turnTLS": ts.TLSConns},
 			"turn":  newTurnHealth(ts)})
 	})
 	e.GET("/api/v1/ice", s.handleICE)

@@ -74,10 +74,12 @@ func (c *Config) options() []*option {
 	var opts []*option
 	b := binder{opts: &opts}
 	c.HTTP.bind(b.section("http"))
-	c.TURN.bind(b.section("turn"))
+	c.TLS.bind(b.section("tls"))
+	c.TURN.bind(b.section("turn"), &c.TLS)
 	c.Lobby.bind(b.section("lobby"))
 	c.Log.bind(b.section("log"))
 	c.Debug.bind(b.section("debug"))
+	c.Metrics.bind(b.section("metrics"))
 	b.add("shutdown-grace", "shutdown_grace", durValue{&c.ShutdownGrace},
 		"how long SIGTERM waits for lobby connections to close (a second signal exits at once)").
 		checked(positive(&c.ShutdownGrace))
@@ -135,7 +137,9 @@ func (c *HTTPConfig) bind(b binder) {
 		checked(durBetween(&c.IdleTimeout, time.Second, time.Hour))
 }
 
-func (c *TURNConfig) bind(b binder) {
+// bind binds the TURN section; tls is the TLS section, which TURN over TLS
+// needs.
+func (c *TURNConfig) bind(b binder, tls *TLSConfig) {
 	b.add("turn-udp", "udp_addr", strValue{&c.UDPAddr}, "TURN over UDP listen address").
 		checked(hostPort(&c.UDPAddr))
 	b.add("turn-tcp", "tcp_addr", strValue{&c.TCPAddr},
@@ -162,9 +166,10 @@ func (c *TURNConfig) bind(b binder) {
 	// 10s is short enough to test credential refresh; production wants hours.
 	b.add("turn-ttl", "credential_ttl", durValue{&c.CredentialTTL}, "lifetime of issued TURN credentials (10s to 24h)").
 		checked(durBetween(&c.CredentialTTL, 10*time.Second, 24*time.Hour))
-	// A player needs two allocations (UDP and TCP URLs), a host two per peer.
+	// A player needs one allocation per URL (two, three with TLS), a host
+	// as many per peer.
 	b.add("turn-max-allocations", "max_allocations_per_session", intValue{&c.MaxAllocationsPerSession, 0},
-		"live TURN allocations per lobby session; a browser uses 2 per peer connection, so a host of 16 needs 30").
+		"live TURN allocations per lobby session; a browser uses one per peer connection and TURN URL, so a host of 16 needs 30, or 45 with TURN over TLS offered").
 		checked(atLeast(&c.MaxAllocationsPerSession, 2))
 	b.add("turn-allocations-per-ip", "max_allocations_per_ip", intValue{&c.MaxAllocationsPerIP, 0},
 		"live TURN allocations per client IP (IPv6: per /64), whatever the session; past it Allocate is answered 486").
@@ -208,13 +213,71 @@ func (c *TURNConfig) bind(b binder) {
 		checked(autoOrAtLeast(&c.TCPMaxConns, 1)).
 		link("[file handles](docs/operations.md#file-handles-and-connection-caps)")
 	b.add("turn-tcp-conns-per-ip", "tcp_conns_per_ip", intValue{&c.TCPConnsPerIP, 0},
-		"open TURN-over-TCP connections per client IP (IPv6: per /64); a browser uses one per peer connection").
+		"open TURN-over-TCP connections per client IP (IPv6: per /64), TURN over TLS included; a browser uses one per peer connection and TCP or TLS URL").
 		checked(atLeast(&c.TCPConnsPerIP, 1))
 	// Under a second a browser on a slow link could not allocate in time;
 	// past 15 minutes it would outlast the idle timeout of allocated ones.
 	b.add("turn-tcp-allocate-timeout", "tcp_allocate_timeout", durValue{&c.TCPAllocateTimeout},
 		"a TURN-over-TCP connection that has made no allocation this long is closed (1s to 15m)").
 		checked(durBetween(&c.TCPAllocateTimeout, time.Second, 15*time.Minute))
+	b.add("turn-tls", "tls_addr", strValue{&c.TLSAddr},
+		"TURN over TLS (turns:) listen address, used with TLS on (the tls section's certificate), for networks that let only TLS out; its connections count against the TURN-over-TCP caps; off: none").
+		checked(func() error { return offOrHostPort(c.TLSAddr) }).
+		link("[TLS](docs/operations.md#tls-https-and-turn-over-tls)")
+	b.add("turn-offer", "offer", listValue{&c.Offer},
+		"TURN transports whose URLs clients get, of those listening: udp, tcp, tls, always in that order (tls alone for players whose networks block UDP and TCP 3478)").
+		checked(func() error { return checkOffer(c.Offer, c.tlsAddr(*tls) != "") })
+}
+
+func (c *TLSConfig) bind(b binder) {
+	b.add("tls-cert", "cert_file", strValue{&c.CertFile},
+		"PEM certificate chain (leaf first) for HTTPS, WSS and TURN over TLS, with -tls-key; read again when the file changes").
+		defaultDoc("none: plain HTTP").
+		link("[TLS](docs/operations.md#tls-https-and-turn-over-tls)")
+	b.add("tls-key", "key_file", strValue{&c.KeyFile}, "PEM private key of -tls-cert").
+		checked(func() error {
+			if (c.CertFile == "") != (c.KeyFile == "") {
+				return errors.New("give -tls-cert and -tls-key together")
+			}
+			return nil
+		}).defaultDoc("none")
+	b.add("acme-domain", "acme_domains", listValue{&c.ACMEDomains},
+		"comma-separated domain names to get certificates for from Let's Encrypt (ACME), instead of -tls-cert; port 80 (or -http on 443) must be reachable from the Internet").
+		checked(func() error {
+			if len(c.ACMEDomains) > 0 && c.CertFile != "" {
+				return errors.New("give -acme-domain or -tls-cert, not both")
+			}
+			for _, d := range c.ACMEDomains {
+				if !validDomain(d) {
+					return fmt.Errorf("%q must be a DNS name (an ACME CA issues no certificate for an IP address or a wildcard here)", d)
+				}
+			}
+			return nil
+		}).defaultDoc("none")
+	b.add("acme-cache", "acme_cache", strValue{&c.ACMECache},
+		"directory keeping the ACME account and certificates across restarts; keep it (a volume in a container): Let's Encrypt limits how often it issues").
+		checked(func() error {
+			if len(c.ACMEDomains) > 0 && c.ACMECache == "" {
+				return errors.New("required with -acme-domain")
+			}
+			return nil
+		})
+	b.add("acme-email", "acme_email", strValue{&c.ACMEEmail}, "contact address for the ACME account (expiry notices); optional").
+		defaultDoc("none")
+	b.add("acme-directory", "acme_directory", strValue{&c.ACMEDirectory},
+		"ACME directory URL, e.g. Let's Encrypt's staging directory for trials").
+		defaultDoc("Let's Encrypt")
+	b.add("http-redirect", "redirect_addr", strValue{&c.RedirectAddr},
+		"plain-HTTP listen address that redirects to HTTPS and answers ACME HTTP-01 challenges (auto: :80 with -acme-domain or when -http is on port 443, else none; off: none)").
+		checked(func() error {
+			switch {
+			case c.RedirectAddr == "auto" || c.RedirectAddr == "off" || c.RedirectAddr == "":
+				return nil
+			case !c.Enabled():
+				return errors.New("needs TLS (-tls-cert or -acme-domain): it redirects to HTTPS")
+			}
+			return offOrHostPort(c.RedirectAddr)
+		})
 }
 
 func (c *LobbyConfig) bind(b binder) {

@@ -3,15 +3,18 @@ package server
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
+	"github.com/hostrelay/hostrelay/metrics"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -28,7 +31,12 @@ type Server struct {
 	ln      net.Listener
 	conns   *connLimiter // wraps ln
 	serve   chan error
-	debug   *debugServer // nil unless cfg.Debug.Addr is set
+	debug   *debugServer    // nil unless cfg.Debug.Addr is set
+	metrics *metrics.Server // nil unless cfg.Metrics.Addr is set
+	tls     *tlsSetup       // nil unless TLS is configured
+	// redirect is the plain-HTTP listener sending browsers to HTTPS; nil
+	// without TLS or when off.
+	redirect *redirectServer
 
 	// The admin page's: its token (empty: off), wrong tokens per client
 	// network, and what it shows of the process.
@@ -45,10 +53,15 @@ var _ turn.RoomChangeNotifier = (*signaling.Hub)(nil)
 
 // Addrs are the addresses the server actually listens on (ports resolved).
 type Addrs struct {
-	HTTP    string
+	HTTP    string // HTTPS when TLS is on
 	TURNUDP string
 	TURNTCP string
-	Debug   string // empty when the debug listener is off
+	TURNTLS string // empty when TURN over TLS is off
+	// HTTPRedirect is the plain-HTTP listener redirecting to HTTPS; empty
+	// when off.
+	HTTPRedirect string
+	Debug        string // empty when the debug listener is off
+	Metrics      string // empty when the metrics listener is off
 }
 
 // New builds the whole graph and starts listening. Components are built in
@@ -75,6 +88,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 
 	var err error
+	// First: a bad certificate file is the operator's to fix before
+	// anything listens.
+	if s.tls, err = newTLS(cfg.TLS, log); err != nil {
+		return nil, err
+	}
 	// The hub needs TURN for credentials and TURN needs the hub for session
 	// checks; the closure breaks the cycle (TURN exists before any request).
 	lobby := cfg.Lobby
@@ -115,6 +133,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	tc.Secret = []byte(relay.Secret)
 	tc.PublicIP = net.IP(relay.PublicIP.AsSlice())
 	tc.UDPAddr, tc.TCPAddr = relay.UDPAddr, relay.TCPAddr
+	if s.tls != nil {
+		tc.TLSAddr, tc.TLS = relay.tlsAddr(cfg.TLS), s.tls.turnConfig()
+	}
 	tc.CredentialTTL = relay.CredentialTTL
 	tc.MaxAllocationsPerSession = relay.MaxAllocationsPerSession
 	tc.MaxAllocationsPerIP = relay.MaxAllocationsPerIP
@@ -145,7 +166,26 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		_ = s.turn.Close()
 		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTP.Addr, err)
 	}
+	if s.tls != nil {
+		if addr := cfg.TLS.redirectAddr(cfg.HTTP.Addr); addr != "" {
+			h := s.tls.redirectHandler(s.ln.Addr().(*net.TCPAddr).Port) //nolint:forcetypeassert // a TCP listener
+			if s.redirect, err = startRedirect(ctx, addr, h, log); err != nil {
+				_ = s.ln.Close()
+				_ = s.debug.close()
+				_ = s.turn.Close()
+				return nil, err
+			}
+		}
+	}
 	s.conns = newConnLimiter(s.ln, httpConns, log)
+	// After conns, which the metrics read.
+	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
+		_ = s.ln.Close()
+		_ = s.redirect.shutdown(context.WithoutCancel(ctx))
+		_ = s.debug.close()
+		_ = s.turn.Close()
+		return nil, err
+	}
 	// Hijacking clears the deadlines these set, so lobby WebSockets live on
 	// past them (TestHTTPTimeoutsSpareWebSockets).
 	s.http = &http.Server{
@@ -155,14 +195,33 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		WriteTimeout:      cfg.HTTP.WriteTimeout,
 		IdleTimeout:       cfg.HTTP.IdleTimeout,
 		ConnState:         s.conns.connState,
-		ErrorLog:          slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		ErrorLog:          httpErrorLog(log),
 	}
-	go func() { s.serve <- s.http.Serve(s.conns) }()
+	scheme := "http"
+	if s.tls != nil {
+		scheme = "https"
+		s.http.TLSConfig = s.tls.httpsConfig()
+		// Not nil: no HTTP/2 (see httpsConfig).
+		s.http.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
+		go func() { s.serve <- s.http.ServeTLS(s.conns, "", "") }()
+	} else {
+		go func() { s.serve <- s.http.Serve(s.conns) }()
+	}
 
 	a := s.Addrs()
-	attrs := []any{"component", "server", "http", a.HTTP, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP, "public_ip", cfg.TURN.PublicIP}
+	attrs := []any{"component", "server", "http", a.HTTP, "scheme", scheme, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
+		"public_ip", cfg.TURN.PublicIP}
+	if a.TURNTLS != "" {
+		attrs = append(attrs, "turn_tls", a.TURNTLS)
+	}
+	if a.HTTPRedirect != "" {
+		attrs = append(attrs, "http_redirect", a.HTTPRedirect)
+	}
 	if a.Debug != "" {
 		attrs = append(attrs, "debug", a.Debug)
+	}
+	if a.Metrics != "" {
+		attrs = append(attrs, "metrics", a.Metrics)
 	}
 	log.Info("listening", attrs...)
 	return s, nil
@@ -181,8 +240,12 @@ func orAuto(v, derived int) int {
 
 // Addrs reports the bound addresses.
 func (s *Server) Addrs() Addrs {
-	return Addrs{HTTP: s.ln.Addr().String(), TURNUDP: s.turn.UDPAddr().String(), TURNTCP: s.turn.TCPAddr().String(),
-		Debug: s.debug.addr()}
+	a := Addrs{HTTP: s.ln.Addr().String(), TURNUDP: s.turn.UDPAddr().String(), TURNTCP: s.turn.TCPAddr().String(),
+		HTTPRedirect: s.redirect.addr(), Debug: s.debug.addr(), Metrics: s.metrics.Addr()}
+	if t := s.turn.TLSAddr(); t != nil {
+		a.TURNTLS = t.String()
+	}
+	return a
 }
 
 // Hub exposes the lobby for in-process tests and operational endpoints.
@@ -198,19 +261,52 @@ func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
 		host = s.cfg.TURN.PublicIP.String()
 	}
 	c := s.turn.Credentials(sessionID, time.Now())
-	port := strconv.Itoa(s.turn.UDPAddr().Port)
-	tcpPort := strconv.Itoa(s.turn.TCPAddr().Port)
 	return protocol.ICE{
 		Servers: []protocol.ICEServer{{
-			URLs: []string{
-				"turn:" + net.JoinHostPort(host, port) + "?transport=udp",
-				"turn:" + net.JoinHostPort(host, tcpPort) + "?transport=tcp",
-			},
+			URLs:       s.turnURLs(host),
 			Username:   c.Username,
 			Credential: c.Password,
 		}},
 		TTL: int(c.TTL / time.Second),
 	}
+}
+
+// turnURLs are the TURN URLs offered (-turn-offer) of those listening,
+// always UDP, then TCP, then TLS: TLS costs the server most and is there
+// for networks that let nothing else out. A turns: URL's host must match
+// the certificate.
+func (s *Server) turnURLs(host string) []string {
+	urls := make([]string, 0, len(turnTransports))
+	for _, t := range turnTransports {
+		if !slices.Contains(s.cfg.TURN.Offer, t) {
+			continue
+		}
+		switch a := s.turnAddr(t); {
+		case a == nil:
+		case t == "udp":
+			urls = append(urls, "turn:"+net.JoinHostPort(host, strconv.Itoa(a.Port))+"?transport=udp")
+		case t == "tcp":
+			urls = append(urls, "turn:"+net.JoinHostPort(host, strconv.Itoa(a.Port))+"?transport=tcp")
+		default:
+			urls = append(urls, "turns:"+net.JoinHostPort(host, strconv.Itoa(a.Port))+"?transport=tcp")
+		}
+	}
+	return urls
+}
+
+// turnAddr is the listening address of one TURN transport, nil if off.
+func (s *Server) turnAddr(transport string) *net.TCPAddr {
+	switch transport {
+	case "udp":
+		if a := s.turn.UDPAddr(); a != nil {
+			return &net.TCPAddr{IP: a.IP, Port: a.Port}
+		}
+	case "tcp":
+		return s.turn.TCPAddr()
+	case "tls":
+		return s.turn.TLSAddr()
+	}
+	return nil
 }
 
 // Shutdown stops accepting, tells every lobby client the server is going
@@ -224,10 +320,16 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if err := s.hub.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	if err := s.redirect.shutdown(ctx); err != nil {
+		errs = append(errs, err)
+	}
 	if err := s.turn.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("turn: %w", err))
 	}
 	if err := s.debug.close(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := s.metrics.Close(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := <-s.serve; err != nil && !errors.Is(err, http.ErrServerClosed) {

@@ -24,6 +24,7 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 		return reply{}, fail(protocol.CodeNameRequired, "choose a name first (hello.name or setName)")
 	}
 	if !s.creates.AllowN(h.cfg.Now(), 1) {
+		h.counters.limited(limitRoomsPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 	}
 	if len(h.rooms) >= h.cfg.MaxRooms {
@@ -57,6 +58,7 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 	h.enterRoomLocked(s, r)
 	h.roomChangedLocked(r)
 	h.scheduleICELocked(s, q.prep.ice.TTL)
+	h.counters.roomsCreated.Add(1)
 	s.log.Info("room created", "room", code, "max_players", r.maxPlayers, "public", r.public, "migrate", r.migrate)
 	return reply{typ: protocol.TypeRoomJoined, body: &protocol.RoomJoined{
 		Room: r.info(), You: s.playerID, Players: r.players(), ICE: q.prep.ice,
@@ -70,9 +72,11 @@ func beforeJoinRoom(s *Session, _ *protocol.JoinRoom) (prep, error) {
 	now := h.cfg.Now()
 	remote, host := s.addr()
 	if !h.joinFailures.allowed(remote, now) {
+		h.counters.limited(limitFailedJoinsPerIP)
 		return prep{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if !h.joins.take(remote, now) {
+		h.counters.limited(limitJoinsPerIP)
 		return prep{}, fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
 	}
 	return prep{ice: h.cfg.ICE(s.id, host), remote: remote, now: now}, nil
@@ -89,6 +93,7 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	// Taking a token before the lookup and refunding it on success would
 	// refuse honest players joining together from one address.
 	if !h.joinFailures.allowed(remote, now) {
+		h.counters.limited(limitFailedJoinsPerIP)
 		return reply{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if err := m.Validate(); err != nil {
@@ -122,6 +127,7 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	h.enterRoomLocked(s, r)
 	h.roomChangedLocked(r)
 	h.scheduleICELocked(s, q.prep.ice.TTL)
+	h.counters.joins.Add(1)
 	s.log.Info("room joined", "room", r.code, "player", s.playerID, "players", len(r.members))
 	// The reply follows under the same lock (serve), so no later event of
 	// this room can overtake it.
@@ -160,6 +166,7 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 		r.host = next
 		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
 		h.broadcastLocked(r, nil, protocol.TypeHostChanged, &protocol.HostChanged{Host: next.playerID, Previous: player})
+		h.counters.hostMigrations.Add(1)
 		s.log.Info("host migrated", "room", r.code, "from", player, "to", next.playerID, "reason", reason)
 		return
 	}
@@ -176,6 +183,7 @@ func (h *Hub) closeRoomLocked(r *room, reason string) {
 	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: reason})
 	delete(h.rooms, r.code)
 	h.roomChangedLocked(r) // off the list
+	h.counters.roomsClosed.Add(1)
 }
 
 func beforeSignal(s *Session, m *protocol.Signal) (prep, error) {
@@ -183,6 +191,7 @@ func beforeSignal(s *Session, m *protocol.Signal) (prep, error) {
 		return prep{}, err
 	}
 	if !s.signals.Allow() {
+		s.hub.counters.limited(limitSignalsPerSession)
 		return prep{}, fail(protocol.CodeRateLimited, "too many signalling messages")
 	}
 	return prep{}, nil

@@ -39,6 +39,8 @@ type Hub struct {
 	roomChangeListeners []*roomChangeListener
 	// routes serve the requests after hello (dispatch.go); read-only.
 	routes map[string]route
+	// counters are the totals Metrics reports.
+	counters counters
 
 	wg sync.WaitGroup // one per running session
 }
@@ -76,6 +78,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	h.mu.Lock()
 	if h.cfg.MaxConnsPerIP > 0 && h.connsPerIP[key] >= h.cfg.MaxConnsPerIP {
 		h.mu.Unlock()
+		h.counters.limited(limitConnsPerIP)
 		h.log.Info("connection refused: per-IP limit", "remote", remote, "limit", h.cfg.MaxConnsPerIP)
 		http.Error(w, "too many connections from your network", http.StatusTooManyRequests)
 		return

@@ -143,6 +143,8 @@ func (l *link) readOne(ctx context.Context) error {
 	if s == nil {
 		l.preHello++
 		if l.preHello == FramesBeforeHello+1 {
+			l.hub.counters.limited(limitFramesBeforeHello)
+			l.hub.counters.refused(OtherLabel, protocol.CodeRateLimited)
 			l.hub.log.Info("closing: too many frames before hello", "remote", l.remote, "limit", FramesBeforeHello)
 			l.reply(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited,
 				Message: fmt.Sprintf("more than %d frames before hello", FramesBeforeHello)})
@@ -152,6 +154,7 @@ func (l *link) readOne(ctx context.Context) error {
 			return nil // closing: frames still in flight go unanswered
 		}
 	} else if !s.messages.Allow() {
+		l.hub.counters.limited(limitMessagesPerSession)
 		// Answer the request by its id when the frame is a message, so the
 		// caller gets rate_limited now rather than its own timeout later.
 		l.refuseID(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
@@ -169,16 +172,20 @@ func (l *link) readOne(ctx context.Context) error {
 	l.refused = 0
 	if s == nil {
 		if env.Type != protocol.TypeHello {
+			l.hub.counters.refused(env.Type, protocol.CodeHelloRequired)
 			l.reply(env.ID, asReply(fail(protocol.CodeHelloRequired, "send hello first")))
 			return nil
 		}
 		if err := l.hub.hello(l, env); err != nil {
-			l.reply(env.ID, asReply(err))
+			reply := asReply(err)
+			l.hub.counters.refused(protocol.TypeHello, reply.Code)
+			l.reply(env.ID, reply)
 		}
 		return nil
 	}
 	if err := s.handle(env); err != nil {
 		reply := asReply(err)
+		l.hub.counters.refused(env.Type, reply.Code)
 		if reply.Code == protocol.CodeInternal {
 			s.log.Error("handler failed", "type", env.Type, "err", err)
 		}
@@ -208,7 +215,10 @@ func requestID(typ websocket.MessageType, frame []byte) uint32 {
 func (l *link) refuse(e protocol.Error) { l.refuseID(0, e) }
 
 // refuseID is refuse answering request id (0: a frame with no usable id).
+// Such frames are counted as refusals of type OtherLabel: their type was not
+// read, or not trusted.
 func (l *link) refuseID(id uint32, e protocol.Error) {
+	l.hub.counters.refused(OtherLabel, e.Code)
 	l.refused++
 	if l.refused >= l.hub.cfg.MaxRefusedInARow {
 		l.hub.log.Info("closing: too many refused messages", "remote", l.remote, "last_code", e.Code)

@@ -105,6 +105,7 @@ func chat(q req[protocol.Chat]) (reply, error) {
 	// After the room check, so a client outside a room learns that first
 	// and does not spend its chat budget on lines nobody would get.
 	if !s.chat.Allow() {
+		h.counters.limited(limitChatPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "too many chat messages; slow down")
 	}
 	h.broadcastLocked(q.room, nil, protocol.TypeChatMessage, &protocol.ChatMessage{

@@ -75,6 +75,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	defer h.mu.Unlock()
 	s, ok := h.resumes[sha256.Sum256([]byte(m.Resume))]
 	if !ok || h.closing {
+		h.counters.resumesFailed.Add(1)
 		return fail(protocol.CodeResumeFailed, "this seat is no longer held; join again")
 	}
 	s.outMu.Lock()
@@ -85,6 +86,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 		// what the client believes: release it now rather than at expiry.
 		s.log.Info("resume refused: missed too much", "received", m.Received, "sent", s.sent)
 		h.endLocked(s, protocol.ReasonDisconnect)
+		h.counters.resumesFailed.Add(1)
 		return fail(protocol.CodeResumeFailed, "missed too much while away; join again")
 	}
 	old := s.link
@@ -114,6 +116,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	s.remote, s.host = l.remote, l.host
 	wasAway := s.away
 	s.away = false
+	h.counters.resumes.Add(1)
 	s.log.Info("session resumed", "remote", l.remote, "replayed", len(missed), "was_away", wasAway)
 	if wasAway && s.room != nil {
 		h.broadcastLocked(s.room, s, protocol.TypePlayerUpdated, &protocol.PlayerUpdated{Player: s.player()})

@@ -574,3 +574,34 @@ func TestResumedLinkDropsASlowConsumer(t *testing.T) {
 			u.Player.ID == bobID && u.Player.Away
 	})
 }
+
+// TestResumeClaimingUnsentFrames: a resume that claims more frames than
+// the session was sent is refused (resume_failed) and the seat released;
+// the server goes on serving. The replay ring sized its answer as
+// sent-received, which wrapped around: makeslice panicked and took the
+// whole process down, for any client with its own resume token.
+func TestResumeClaimingUnsentFrames(t *testing.T) {
+	_, url := testHub(t, func(c *Config) { c.Grace = 5 * time.Second })
+	host, _ := connectSeat(t, url, "Host")
+	code := host.create("r", 4, "").Room.Code
+	bob, w := connectSeat(t, url, "Bob")
+	bj := bob.join(code, "")
+	var pj protocol.PlayerJoined
+	host.expect(protocol.TypePlayerJoined, &pj)
+
+	bob.conn.CloseNow()
+	expectAway(t, host, bj.You, true)
+	_, env := resumeOn(t, url, w.Resume, bob.Received()+1000)
+	var e protocol.Error
+	if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeResumeFailed {
+		t.Fatalf("resume past what was sent answered %s %+v", env.Type, e)
+	}
+	var pl protocol.PlayerLeft
+	host.expect(protocol.TypePlayerLeft, &pl)
+	if pl.ID != bj.You {
+		t.Fatalf("PlayerLeft %+v, want %s", pl, bj.You)
+	}
+	host.request(protocol.TypeChat, &protocol.Chat{Text: "still serving"})
+	var cm protocol.ChatMessage
+	host.expect(protocol.TypeChatMessage, &cm)
+}

@@ -179,10 +179,14 @@ func (r *replayRing) grow() {
 }
 
 // after returns the frames with seq > n, and false if some of them were
-// already dropped.
+// already dropped, or if n is past newest: a client claiming frames never
+// sent (newest-n would wrap around and size a slice past memory).
 func (r *replayRing) after(n, newest uint64) ([][]byte, bool) {
 	if n == newest {
 		return nil, true
+	}
+	if n > newest {
+		return nil, false
 	}
 	if r.n == 0 || r.frames[r.head].seq > n+1 {
 		return nil, false

@@ -44,6 +44,9 @@ func testChannelCap(t *testing.T, tr transport) {
 	if code := bind(0); code != 0 {
 		t.Fatalf("refreshing a bound channel at the cap: error %d", code)
 	}
+	if n := srv.Stats().ChannelBindsRefused; n != 1 {
+		t.Fatalf("%d channel binds counted refused, want the one", n)
+	}
 	srv.reg.mu.RLock()
 	n := rc.channels.len()
 	_, bound := rc.channelPeer(0x4000 + limit)

@@ -1,6 +1,7 @@
 package turn
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
@@ -27,13 +28,16 @@ const (
 	DefaultCredentialTTL = 6 * time.Hour
 	DefaultMaxTTL        = 24 * time.Hour
 	// DefaultMaxAllocationsPerSession lets a host of a full 16-player room
-	// hold one allocation per TURN URL (UDP and TCP) for each of its 15 peer
-	// connections, with 10 to spare for pages closed without pc.close(),
-	// whose allocations live on for up to 10 minutes.
-	DefaultMaxAllocationsPerSession = 2*15 + 10
+	// hold one allocation per TURN URL (UDP, TCP and TLS) for each of its 15
+	// peer connections, with 10 to spare for pages closed without
+	// pc.close(), whose allocations live on for up to 10 minutes. A browser
+	// that gets 486 on any URL fails the connection (the SDK does so on
+	// purpose), so this must cover every URL offered.
+	DefaultMaxAllocationsPerSession = 3*15 + 10
 	// DefaultMaxAllocationsPerIP lets a few full rooms play from behind one
 	// NAT (a LAN party, a school, a carrier-grade NAT: a 16-player room takes
-	// about 60 allocations) while one host cannot take the server's share.
+	// about 60 allocations, 90 with TURN over TLS offered) while one host
+	// cannot take the server's share.
 	DefaultMaxAllocationsPerIP = 256
 	// DefaultMaxAllocations bounds the relay sockets (one file descriptor
 	// and one goroutine each) of the whole server, far below common
@@ -43,8 +47,9 @@ const (
 	// browsers use: pion would grant a client asking for more up to an hour.
 	DefaultMaxAllocationLifetime = 10 * time.Minute
 	// DefaultMaxChannelsPerAllocation is generous for a browser, which binds
-	// one channel per remote relay candidate of its peer connection (two
-	// per ICE generation here, UDP and TCP); pion would allow 16,384.
+	// one channel per remote relay candidate of its peer connection (up to
+	// three per ICE generation here: UDP, TCP and TLS); pion would allow
+	// 16,384.
 	DefaultMaxChannelsPerAllocation = 32
 	// DefaultTCPAllocateTimeout is how long a TURN-over-TCP connection may
 	// stay open without an allocation. A browser allocates within two round
@@ -55,8 +60,9 @@ const (
 	// connection holds a descriptor.
 	DefaultMaxTCPConns = 1024
 	// DefaultMaxTCPConnsPerIP lets the host of a full 16-player room (one
-	// connection per peer connection) and a few more players behind the same
-	// NAT use TURN over TCP, while one address cannot take the whole cap.
+	// connection per peer connection, two with TURN over TLS offered too)
+	// and a few more players behind the same NAT use TURN over TCP, while
+	// one address cannot take the whole cap.
 	DefaultMaxTCPConnsPerIP = 64
 )
 
@@ -101,6 +107,17 @@ type Config struct {
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
 	// UDP socket got, so clients need only one port number.
 	TCPAddr string
+	// TLSAddr is the TURN-over-TLS ("turns:") listen address, e.g.
+	// "0.0.0.0:5349"; empty disables it. For clients whose network lets
+	// only TLS out. Its connections share TCP's caps and timeouts
+	// (MaxTCPConns, MaxTCPConnsPerIP, TCPAllocateTimeout, which also bounds
+	// the handshake).
+	TLSAddr string
+	// TLS is the TLS configuration for TLSAddr, required with it: its
+	// Certificates or GetCertificate give the certificate (the host name
+	// in "turns:" URLs must match it). New copies it and raises MinVersion
+	// to TLS 1.2.
+	TLS *tls.Config
 	// TCPAllocateTimeout closes a TURN-over-TCP connection that has made no
 	// allocation this long after it was accepted. After its first allocation a connection is closed only after 15 minutes of
 	// silence.
@@ -217,6 +234,10 @@ func (c Config) prepared() Config {
 	if c.Logger == nil {
 		c.Logger = slog.Default()
 	}
+	if c.TLS != nil {
+		c.TLS = c.TLS.Clone()
+		c.TLS.MinVersion = max(c.TLS.MinVersion, tls.VersionTLS12)
+	}
 
 	return c
 }
@@ -237,8 +258,11 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: got %s", ErrPublicIP, c.PublicIP)
 	case c.RelayBindIP.To4() == nil:
 		return fmt.Errorf("%w: got %s", ErrRelayBindIP, c.RelayBindIP)
-	case c.UDPAddr == "" && c.TCPAddr == "":
+	case c.UDPAddr == "" && c.TCPAddr == "" && c.TLSAddr == "":
 		return ErrNoListener
+	case c.TLSAddr != "" && (c.TLS == nil || len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil &&
+		c.TLS.GetConfigForClient == nil):
+		return ErrTLS
 	case c.CredentialTTL < time.Second:
 		// Usernames carry whole seconds; a shorter TTL expires before use.
 		return fmt.Errorf("%w: CredentialTTL %s is under 1s", ErrTTL, c.CredentialTTL)
@@ -264,7 +288,7 @@ func (c Config) validate() error {
 		(c.BandwidthBurst < minBandwidthBurst || c.BandwidthBurst > maxBandwidthBurst):
 		return fmt.Errorf("%w: BandwidthBurst %d", ErrBandwidth, c.BandwidthBurst)
 	}
-	for _, addr := range []string{c.UDPAddr, c.TCPAddr} {
+	for _, addr := range []string{c.UDPAddr, c.TCPAddr, c.TLSAddr} {
 		if addr == "" {
 			continue
 		}

@@ -12,9 +12,11 @@ var (
 	ErrPublicIP = errors.New("turn: PublicIP must be a specific IPv4 address")
 	// ErrRelayBindIP means Config.RelayBindIP is not IPv4.
 	ErrRelayBindIP = errors.New("turn: RelayBindIP must be an IPv4 address")
-	// ErrNoListener means neither UDPAddr nor TCPAddr is set.
-	ErrNoListener = errors.New("turn: at least one of UDPAddr and TCPAddr is required")
-	// ErrListenAddr means UDPAddr or TCPAddr is not a host:port address.
+	// ErrNoListener means none of UDPAddr, TCPAddr and TLSAddr is set.
+	ErrNoListener = errors.New("turn: at least one of UDPAddr, TCPAddr and TLSAddr is required")
+	// ErrTLS means TLSAddr is set without a TLS config that has a certificate.
+	ErrTLS = errors.New("turn: TLSAddr needs TLS with Certificates or GetCertificate")
+	// ErrListenAddr means UDPAddr, TCPAddr or TLSAddr is not a host:port address.
 	ErrListenAddr = errors.New("turn: invalid listen address")
 	// ErrTTL means CredentialTTL or MaxTTL is out of range.
 	ErrTTL = errors.New("turn: invalid credential lifetime")

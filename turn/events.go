@@ -27,6 +27,7 @@ func (r *registry) eventHandler() pionturn.EventHandler {
 // the allocation's lifetime cap again.
 func (r *registry) onAuth(src, _ net.Addr, _, username, _, method string, verdict bool) {
 	if !verdict {
+		r.stats.authFailures[authBadIntegrity].Add(1)
 		r.log.Debug("auth refused", "reason", "message integrity", "method", method,
 			"username", username, "client", src.String())
 
@@ -119,6 +120,7 @@ func (r *registry) onAllocationCreated(src, _ net.Addr, _, username, _ string, r
 	r.countLocked(session, prefix)
 	r.allocs[key] = allocRecord{session: session, username: username, prefix: prefix, relay: rc}
 	r.mu.Unlock()
+	r.stats.allocsCreated.Add(1)
 
 	// The session may have ended after the AuthHandler let this Allocate in
 	// and before the allocation was listed under it, unseen by closeEnded.

@@ -29,6 +29,9 @@ type turnConn struct {
 	*net.UDPConn
 	reg    *registry
 	screen *screen
+	// fast counts what this listener relayed on the fast path; only its
+	// read loop adds to it.
+	fast *relayCounters
 }
 
 // ReadFrom returns the next packet that is not forwarded on the fast path
@@ -43,6 +46,9 @@ func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		case n >= channelHeader && p[0]&0xC0 == 0x40: // 0x4000-0x7FFF: ChannelData
 			if to, m, ok := t.reg.forward(p[:n], src); ok {
 				if m > 0 {
+					// Counted before the send, so a packet that has
+					// arrived has been counted.
+					t.fast.add(m - channelHeader)
 					_, _ = t.WriteToUDPAddrPort(p[:m], to)
 				}
 

@@ -2,6 +2,7 @@ package turn
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,11 +35,53 @@ const tcpIdleTimeout = 15 * time.Minute
 // absorbs a short stall before a write blocks at all.
 const tcpWriteTimeout = 5 * time.Second
 
+// listeners are the sockets New opens; any may be absent (nil) if its
+// address is empty.
+type listeners struct {
+	udp []*net.UDPConn // SO_REUSEPORT group on one port, one pion read loop each
+	tcp *tcpListener
+	tls *tcpListener // TURN over TLS: a tcpListener whose connections are TLS servers
+}
+
 // listen opens the TURN listeners named in cfg: udpN UDP sockets sharing
-// one port (SO_REUSEPORT, one pion read loop each) and a TCP listener whose
-// connections each get a screen from screens; either kind may be absent if
-// its address is empty.
-func listen(ctx context.Context, cfg Config, screens func() *screen) ([]*net.UDPConn, *tcpListener, error) {
+// one port (SO_REUSEPORT, one pion read loop each), a TCP listener and a TLS
+// listener whose connections each get a screen from screens. The TCP and
+// TLS listeners share one set of connection caps.
+func listen(ctx context.Context, cfg Config, screens func() *screen) (listeners, error) {
+	caps := newTCPCaps(cfg)
+	udp, tcp, err := listenUDPTCP(ctx, cfg, caps, screens)
+	if err != nil {
+		return listeners{}, err
+	}
+	ls := listeners{udp: udp, tcp: tcp}
+	if cfg.TLSAddr == "" {
+		return ls, nil
+	}
+	var lc net.ListenConfig
+	ln, err := lc.Listen(ctx, "tcp", cfg.TLSAddr)
+	if err != nil {
+		ls.close()
+
+		return listeners{}, fmt.Errorf("turn: listen tls %s: %w", cfg.TLSAddr, err)
+	}
+	ls.tls = newTCPListener(ln, cfg, caps, screens)
+	ls.tls.tls, ls.tls.name = cfg.TLS, "TLS"
+
+	return ls, nil
+}
+
+// close closes the listening sockets (not the connections accepted).
+func (ls listeners) close() {
+	closeAll(ls.udp)
+	for _, l := range []*tcpListener{ls.tcp, ls.tls} {
+		if l != nil {
+			_ = l.Close()
+		}
+	}
+}
+
+// listenUDPTCP opens the UDP sockets and the TCP listener.
+func listenUDPTCP(ctx context.Context, cfg Config, caps *tcpCaps, screens func() *screen) ([]*net.UDPConn, *tcpListener, error) {
 	udpPort, _ := listenPort(cfg.UDPAddr)
 	tcpPort, _ := listenPort(cfg.TCPAddr)
 	samePort := cfg.UDPAddr != "" && cfg.TCPAddr != "" && udpPort == 0 && tcpPort == 0
@@ -67,7 +110,7 @@ func listen(ctx context.Context, cfg Config, screens func() *screen) ([]*net.UDP
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
 		if err == nil {
-			return udp, newTCPListener(ln, cfg, screens), nil
+			return udp, newTCPListener(ln, cfg, caps, screens), nil
 		}
 		closeAll(udp)
 		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
@@ -114,12 +157,15 @@ func closeAll(socks []*net.UDPConn) {
 // that make no allocation in time or stop reading what they are sent.
 // It also tracks them because pion's Server.Close closes only the listener:
 // accepted connections, and the goroutine reading each, would outlive the
-// server.
+// server. With tls set it serves TURN over TLS the same way: the caps count
+// a connection before its handshake, and the framer, screen and timeouts
+// apply to what the TLS layer decrypts.
 type tcpListener struct {
 	net.Listener
 	log             *slog.Logger
-	maxConns        int
-	maxPerIP        int
+	name            string // "TCP" or "TLS", for log lines
+	caps            *tcpCaps
+	tls             *tls.Config // nil: plain TCP
 	allocateTimeout time.Duration
 	writeTimeout    time.Duration
 	screens         func() *screen // one per connection; nil: none
@@ -128,13 +174,57 @@ type tcpListener struct {
 	badFrames     atomic.Uint64 // closed for a frame tcpFramer refused
 	allocTimeouts atomic.Uint64 // closed for making no allocation in time
 	writeTimeouts atomic.Uint64 // closed for not reading what it was sent
+	handshakes    atomic.Uint64 // TLS only: closed for a failed handshake
 	lastRefusal   atomic.Int64  // unix nanoseconds of the last refusal logged
 	lastAcceptErr atomic.Int64  // unix nanoseconds of the last accept error logged
 
 	mu     sync.Mutex
 	closed bool
 	conns  map[netip.AddrPort]*tcpConn // by client address; accepted and not yet closed
-	perIP  map[netip.Addr]int          // open connections by ipKey
+}
+
+// tcpCaps counts the open connections of the TCP and TLS listeners
+// together: each holds a descriptor whichever it came through, and a browser
+// offered both opens one of each per peer connection.
+type tcpCaps struct {
+	maxConns int
+	maxPerIP int
+
+	mu    sync.Mutex
+	open  int
+	perIP map[netip.Addr]int // open connections by ipKey
+}
+
+func newTCPCaps(cfg Config) *tcpCaps {
+	return &tcpCaps{maxConns: cfg.MaxTCPConns, maxPerIP: cfg.MaxTCPConnsPerIP, perIP: make(map[netip.Addr]int)}
+}
+
+// take counts a connection from ip, or returns which cap it is over
+// ("server" or "ip") and counts nothing.
+func (c *tcpCaps) take(ip netip.Addr) string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch {
+	case c.open >= c.maxConns:
+		return "server"
+	case c.perIP[ip] >= c.maxPerIP:
+		return "ip"
+	}
+	c.open++
+	c.perIP[ip]++
+
+	return ""
+}
+
+func (c *tcpCaps) release(ip netip.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.open--
+	if c.perIP[ip] <= 1 {
+		delete(c.perIP, ip)
+	} else {
+		c.perIP[ip]--
+	}
 }
 
 // refusalLogEvery spaces the log lines about refused connections and failed
@@ -148,17 +238,16 @@ const (
 	acceptRetryMax = time.Second
 )
 
-func newTCPListener(ln net.Listener, cfg Config, screens func() *screen) *tcpListener {
+func newTCPListener(ln net.Listener, cfg Config, caps *tcpCaps, screens func() *screen) *tcpListener {
 	return &tcpListener{
 		Listener:        ln,
 		log:             cfg.Logger.With("component", "turn"),
-		maxConns:        cfg.MaxTCPConns,
-		maxPerIP:        cfg.MaxTCPConnsPerIP,
+		name:            "TCP",
+		caps:            caps,
 		allocateTimeout: cfg.TCPAllocateTimeout,
 		writeTimeout:    cfg.tcpWriteTimeout,
 		screens:         screens,
 		conns:           make(map[netip.AddrPort]*tcpConn),
-		perIP:           make(map[netip.Addr]int),
 	}
 }
 
@@ -176,7 +265,7 @@ func (l *tcpListener) Accept() (net.Conn, error) {
 			// in a flood would end TURN over TCP for good: wait and retry.
 			retry = min(max(2*retry, acceptRetryMin), acceptRetryMax)
 			if l.logDue(&l.lastAcceptErr, time.Now()) {
-				l.log.Warn("TURN TCP accept failed; retrying", "err", err, "retry_in", retry)
+				l.log.Warn("TURN "+l.name+" accept failed; retrying", "err", err, "retry_in", retry)
 			}
 			time.Sleep(retry)
 
@@ -202,28 +291,30 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 		client = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
 	ip := ipKey(client.Addr())
-	tc := &tcpConn{Conn: c, l: l, client: client, ip: ip, allocateBy: time.Now().Add(l.allocateTimeout)}
+	tc := &tcpConn{Conn: c, raw: c, l: l, client: client, ip: ip, allocateBy: time.Now().Add(l.allocateTimeout)}
 
 	l.mu.Lock()
-	var over string
-	switch {
-	case l.closed:
+	if l.closed {
 		l.mu.Unlock()
 		_ = c.Close()
 
 		return nil, net.ErrClosed
-	case len(l.conns) >= l.maxConns:
-		over = "server"
-	case l.perIP[ip] >= l.maxPerIP:
-		over = "ip"
-	default:
+	}
+	over := l.caps.take(ip)
+	if over == "" {
 		l.conns[client] = tc
-		l.perIP[ip]++
 	}
 	l.mu.Unlock()
 	if over == "" {
-		// Not before: refused connections need no buffer or screen.
-		tc.fr = newTCPFramer(c)
+		// Not before: refused connections need no handshake, buffer or screen.
+		if l.tls != nil {
+			// The handshake runs inside pion's first Read, so under the
+			// allocate deadline (armReadDeadline), never in this accept
+			// loop; its writes get the same deadline here.
+			tc.Conn = tls.Server(c, l.tls)
+			_ = c.SetWriteDeadline(tc.allocateBy)
+		}
+		tc.fr = newTCPFramer(tc.Conn)
 		if l.screens != nil {
 			tc.screen = l.screens()
 		}
@@ -234,11 +325,11 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 	_ = c.Close()
 	total := l.refused.Add(1)
 	if l.logDue(&l.lastRefusal, time.Now()) {
-		limit := l.maxConns
+		limit := l.caps.maxConns
 		if over == "ip" {
-			limit = l.maxPerIP
+			limit = l.caps.maxPerIP
 		}
-		l.log.Warn("TURN TCP connection refused: cap reached", "cap", over, "limit", limit,
+		l.log.Warn("TURN "+l.name+" connection refused: cap reached", "cap", over, "limit", limit,
 			"client", client.String(), "refused_total", total)
 	}
 
@@ -280,6 +371,20 @@ func (l *tcpListener) allocated(client net.Addr) {
 	}
 }
 
+// tracking counts the clients whose connection is one of this listener's.
+func (l *tcpListener) tracking(clients []netip.AddrPort) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	n := 0
+	for _, c := range clients {
+		if _, ok := l.conns[c]; ok {
+			n++
+		}
+	}
+
+	return n
+}
+
 // closeConns closes every accepted connection, which ends pion's goroutine
 // for it; that goroutine then calls tcpConn.Close, which untracks it.
 func (l *tcpListener) closeConns() {
@@ -291,7 +396,9 @@ func (l *tcpListener) closeConns() {
 	}
 	l.mu.Unlock()
 	for _, c := range conns {
-		_ = c.Conn.Close()
+		// The raw socket: closing a TLS connection would first try to
+		// send close_notify to a client that may not be reading.
+		_ = c.raw.Close()
 	}
 }
 
@@ -303,24 +410,25 @@ func (l *tcpListener) open() int {
 	return len(l.conns)
 }
 
+// untrack forgets c and frees its place under the caps; it runs once per
+// admitted connection.
 func (l *tcpListener) untrack(c *tcpConn) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.conns[c.client] != c {
-		return
+	// A newer connection from the same client address may have taken c's
+	// entry (the client reused its port after the server's close): keep it.
+	if l.conns[c.client] == c {
+		delete(l.conns, c.client)
 	}
-	delete(l.conns, c.client)
-	if l.perIP[c.ip] <= 1 {
-		delete(l.perIP, c.ip)
-	} else {
-		l.perIP[c.ip]--
-	}
+	l.caps.release(c.ip)
 }
 
-// tcpConn is an accepted TURN-over-TCP connection: framed and screened,
-// with a deadline to allocate, then an idle timeout, and a write timeout.
+// tcpConn is an accepted TURN-over-TCP (or TLS) connection: framed and
+// screened, with a deadline to allocate, then an idle timeout, and a write
+// timeout.
 type tcpConn struct {
-	net.Conn
+	net.Conn            // the TLS server connection over raw, or raw itself
+	raw        net.Conn // the accepted TCP connection, for closing it without a word
 	l          *tcpListener
 	client     netip.AddrPort
 	ip         netip.Addr
@@ -386,12 +494,23 @@ func (c *tcpConn) noteReadError(err error) {
 	switch {
 	case errors.Is(err, errTCPFrame):
 		c.l.badFrames.Add(1)
-		c.l.log.Debug("TURN TCP connection closed: bad frame", "client", c.client.String(), "err", err)
+		c.l.log.Debug("TURN "+c.l.name+" connection closed: bad frame", "client", c.client.String(), "err", err)
 	case errors.Is(err, os.ErrDeadlineExceeded) && !c.allocatedOnce.Load():
 		c.l.allocTimeouts.Add(1)
-		c.l.log.Debug("TURN TCP connection closed: no allocation in time", "client", c.client.String(),
+		c.l.log.Debug("TURN "+c.l.name+" connection closed: no allocation in time", "client", c.client.String(),
 			"timeout", c.l.allocateTimeout)
+	case c.handshaking():
+		c.l.handshakes.Add(1)
+		c.l.log.Debug("TURN TLS connection closed: handshake failed", "client", c.client.String(), "err", err)
 	}
+}
+
+// handshaking reports whether c is a TLS connection whose handshake has not
+// completed.
+func (c *tcpConn) handshaking() bool {
+	tc, ok := c.Conn.(*tls.Conn)
+
+	return ok && !tc.ConnectionState().HandshakeComplete
 }
 
 // Write sends what pion writes (STUNConn.WriteTo): responses from the read
@@ -421,10 +540,10 @@ func (c *tcpConn) write(p []byte) (int, error) {
 		// untracks the connection, and whoever sees it gone must see why.
 		if !c.writeTimedOut.Swap(true) {
 			c.l.writeTimeouts.Add(1)
-			c.l.log.Debug("TURN TCP connection closed: client not reading", "client", c.client.String(),
+			c.l.log.Debug("TURN "+c.l.name+" connection closed: client not reading", "client", c.client.String(),
 				"timeout", c.l.writeTimeout)
 		}
-		_ = c.Conn.Close()
+		_ = c.raw.Close()
 	}
 
 	return n, err

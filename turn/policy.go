@@ -47,6 +47,8 @@ type registry struct {
 	bw                    bandwidthPolicy
 	droppedBandwidth      atomic.Uint64
 	droppedBandwidthBytes atomic.Uint64
+	// stats are the totals Stats reports beyond the drops above.
+	stats *registryCounters
 
 	mu         sync.RWMutex
 	closed     bool
@@ -116,6 +118,7 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		perSession:    make(map[string]int),
 		perIP:         make(map[netip.Prefix]int),
 		ends:          newSessionEnds(),
+		stats:         newRegistryCounters(),
 	}
 }
 
@@ -195,8 +198,10 @@ func (r *registry) quota(username, _ string, src net.Addr) bool {
 	switch {
 	case r.perSession[session] >= r.maxPerSession:
 		refused, limit = "session", r.maxPerSession
+		r.stats.refusedSession.Add(1)
 	case r.perIP[prefix] >= r.maxPerIP:
 		refused, limit = "ip", r.maxPerIP
+		r.stats.refusedIP.Add(1)
 	case len(r.pending)+len(r.relays) >= r.maxTotal:
 		// No reservation: AllocatePacketConn refuses this one.
 	default:
@@ -348,6 +353,8 @@ func (r *registry) addPending(c *relayConn) error {
 		return ErrClosed
 	}
 	if len(r.pending)+len(r.relays) >= r.maxTotal {
+		r.stats.refusedCapacity.Add(1)
+
 		return errCapacity
 	}
 	r.pending[c.port] = c
@@ -417,6 +424,20 @@ func (r *registry) allocationCount() int {
 	defer r.mu.RUnlock()
 
 	return len(r.allocs)
+}
+
+// allocationCounts returns the live allocations and the client addresses
+// of those over TCP or TLS.
+func (r *registry) allocationCounts() (total int, stream []netip.AddrPort) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	for k := range r.allocs {
+		if k.tcp {
+			stream = append(stream, k.client)
+		}
+	}
+
+	return len(r.allocs), stream
 }
 
 // logLimiter lets one log line through per second and counts the rest, for

@@ -63,6 +63,10 @@ var aLongTimeAgo = time.Unix(1, 0) //nolint:gochecknoglobals // a constant time
 func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
 		if n, from, ok := c.in.take(p); ok {
+			// Counted here, before pion sends it on, so a packet that has
+			// arrived has been counted.
+			c.reg.stats.other.add(n)
+
 			return n, from, nil
 		}
 		if c.closed.Load() {
@@ -99,6 +103,8 @@ func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		// Our relays hand packets over in memory, so none should come this
 		// way; if one does, it is charged to its sender all the same.
 		if c.reg.admit(from, n) {
+			c.reg.stats.other.add(n)
+
 			return n, from.public, nil
 		}
 	}
@@ -227,6 +233,7 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 	// the socket is opened so a flood costs no descriptors; addPending
 	// checks again under the lock.
 	if g.reg.full() {
+		g.reg.stats.refusedCapacity.Add(1)
 		if skipped, ok := g.reg.refusalLog.allow(); ok {
 			g.log.Warn("allocation refused: server at MaxAllocations", "limit", g.reg.maxTotal,
 				"refusals_not_logged", skipped)

@@ -104,6 +104,7 @@ func (s *screen) request(p []byte, n int, client allocKey) (int, []byte) {
 	switch typ.Method {
 	case stun.MethodChannelBind:
 		if number, peer, ok := channelBindOf(m); ok && s.reg.channelRefused(client, number, peer) {
+			s.reg.stats.channelBindsRefused.Add(1)
 			if skipped, ok := s.reg.refusalLog.allow(); ok {
 				s.reg.log.Info("channel bind refused: MaxChannelsPerAllocation reached",
 					"client", client.client.String(), "tcp", client.tcp, "limit", s.reg.maxChannels,

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/netip"
 	"sync"
 	"time"
 
@@ -27,6 +28,7 @@ type Server struct {
 	pion *pionturn.Server
 	udp  []*net.UDPConn // SO_REUSEPORT group on one port, one pion read loop each
 	tcp  *tcpListener
+	tls  *tcpListener // TURN over TLS
 
 	stopMu          sync.Mutex
 	stopCtx         func() bool // unregisters the ctx hook; nil until New sets it
@@ -72,6 +74,42 @@ type Stats struct {
 	// write to them could not complete within 5 s: their client stopped
 	// reading.
 	TCPWriteTimeouts uint64
+	// TLSConns, TLSRefused, TLSBadFrames, TLSAllocateTimeouts and
+	// TLSWriteTimeouts are the same for TURN over TLS (TLSAddr), whose
+	// connections count against the same caps as TCP's; a TLS connection
+	// that never completes its handshake within TCPAllocateTimeout counts
+	// as an allocate timeout.
+	TLSConns            int
+	TLSRefused          uint64
+	TLSBadFrames        uint64
+	TLSAllocateTimeouts uint64
+	TLSWriteTimeouts    uint64
+	// TLSHandshakeErrors counts TURN-over-TLS connections closed because
+	// their TLS handshake failed (not TLS, no shared cipher, an unknown
+	// server name).
+	TLSHandshakeErrors uint64
+
+	// AllocationsTCP is how many of Allocations are over TCP, TLS
+	// included; AllocationsTLS how many of those are over TLS.
+	AllocationsTCP int
+	AllocationsTLS int
+	// AllocationsCreated counts the allocations made since start.
+	AllocationsCreated uint64
+	// AllocationsRefused counts Allocates refused by a cap, by
+	// AllocationRefusalReasons (every reason present, zero included).
+	AllocationsRefused map[string]uint64
+	// ChannelBindsRefused counts ChannelBinds refused past
+	// MaxChannelsPerAllocation.
+	ChannelBindsRefused uint64
+	// AuthFailures counts refused credentials by AuthFailureReasons (every
+	// reason present, zero included).
+	AuthFailures map[string]uint64
+	// RelayedFast is what the UDP listeners' read loops relayed on the
+	// ChannelData fast path, straight to the receiving client; RelayedOther
+	// what went through pion's relay code (Send indications, TCP clients,
+	// a peer without a channel back). Packets dropped are not in either.
+	RelayedFast  Traffic
+	RelayedOther Traffic
 }
 
 // New validates cfg, opens the listeners and starts serving. Cancelling ctx
@@ -87,20 +125,24 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	log := cfg.Logger.With("component", "turn")
 	s := &Server{cfg: cfg, log: log, reg: newRegistry(cfg, log)}
 
-	udp, tcp, err := listen(ctx, cfg, s.newScreen)
+	ls, err := listen(ctx, cfg, s.newScreen)
 	if err != nil {
 		return nil, err
 	}
-	s.udp, s.tcp = udp, tcp
+	s.udp, s.tcp, s.tls = ls.udp, ls.tcp, ls.tls
+	streams := s.streamListeners()
 
 	gen := &relayGenerator{reg: s.reg, bindIP: cfg.RelayBindIP, log: log}
 	events := s.reg.eventHandler()
-	if tcp != nil {
-		// The first allocation on a TCP connection lifts its allocate deadline.
+	if len(streams) > 0 {
+		// The first allocation on a TCP or TLS connection lifts its
+		// allocate deadline; the listener that does not hold src ignores it.
 		created := events.OnAllocationCreated
 		events.OnAllocationCreated = func(src, dst net.Addr, proto, user, realm string, relay net.Addr, lifetime int) {
 			created(src, dst, proto, user, realm, relay, lifetime)
-			tcp.allocated(src)
+			for _, l := range streams {
+				l.allocated(src)
+			}
 		}
 	}
 	pcfg := pionturn.ServerConfig{
@@ -111,23 +153,23 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		LoggerFactory: pionLoggerFactory{log: log},
 		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
 	}
-	for _, u := range udp {
+	for _, u := range s.udp {
 		if rcv, snd, ok := raiseBuffers(u); !ok {
 			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
-			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen()},
+			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen(), fast: s.reg.stats.newListener()},
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
 		})
 	}
-	if tcp != nil {
-		pcfg.ListenerConfigs = []pionturn.ListenerConfig{{
-			Listener:              tcp,
+	for _, l := range streams {
+		pcfg.ListenerConfigs = append(pcfg.ListenerConfigs, pionturn.ListenerConfig{
+			Listener:              l,
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
-		}}
+		})
 	}
 	// Before any packet flows: roomChanges is read without a lock.
 	if w, ok := cfg.Sessions.(RoomChangeNotifier); ok {
@@ -155,7 +197,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Lock()
 	s.stopCtx = stop
 	s.stopMu.Unlock()
-	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(udp), "tcp", addrString(s.TCPAddr()),
+	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "tcp", addrString(s.TCPAddr()),
+		"tls", addrString(s.TLSAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
 		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
 		"max_allocations", cfg.MaxAllocations, "max_allocations_per_ip", cfg.MaxAllocationsPerIP,
@@ -191,22 +234,68 @@ func (s *Server) TCPAddr() *net.TCPAddr {
 	return &a
 }
 
+// TLSAddr returns the TURN-over-TLS listen address, or nil if TLS is disabled.
+func (s *Server) TLSAddr() *net.TCPAddr {
+	if s.tls == nil {
+		return nil
+	}
+	a := *s.tls.Addr().(*net.TCPAddr) //nolint:forcetypeassert // a TCP listener
+
+	return &a
+}
+
+// streamListeners returns the TCP and TLS listeners that are open.
+func (s *Server) streamListeners() []*tcpListener {
+	var ls []*tcpListener
+	for _, l := range []*tcpListener{s.tcp, s.tls} {
+		if l != nil {
+			ls = append(ls, l)
+		}
+	}
+
+	return ls
+}
+
+// streamsOpen counts the TCP and TLS connections pion has not closed yet.
+func (s *Server) streamsOpen() int {
+	n := 0
+	for _, l := range s.streamListeners() {
+		n += l.open()
+	}
+
+	return n
+}
+
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
 	st := Stats{
-		Allocations:           s.reg.allocationCount(),
 		DroppedWrites:         s.reg.droppedWrites.Load(),
 		DroppedReads:          s.reg.droppedReads.Load(),
 		DroppedOverflow:       s.reg.droppedFull.Load(),
 		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
 		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
 	}
+	var stream []netip.AddrPort
+	st.Allocations, stream = s.reg.allocationCounts()
+	st.AllocationsTCP = len(stream)
+	if s.tls != nil {
+		st.AllocationsTLS = s.tls.tracking(stream)
+	}
+	s.reg.stats.fill(&st)
 	if s.tcp != nil {
 		st.TCPConns = s.tcp.open()
 		st.TCPRefused = s.tcp.refused.Load()
 		st.TCPBadFrames = s.tcp.badFrames.Load()
 		st.TCPAllocateTimeouts = s.tcp.allocTimeouts.Load()
 		st.TCPWriteTimeouts = s.tcp.writeTimeouts.Load()
+	}
+	if s.tls != nil {
+		st.TLSConns = s.tls.open()
+		st.TLSRefused = s.tls.refused.Load()
+		st.TLSBadFrames = s.tls.badFrames.Load()
+		st.TLSAllocateTimeouts = s.tls.allocTimeouts.Load()
+		st.TLSWriteTimeouts = s.tls.writeTimeouts.Load()
+		st.TLSHandshakeErrors = s.tls.handshakes.Load()
 	}
 
 	return st
@@ -232,17 +321,18 @@ func (s *Server) close() error {
 	close(s.stopJanitor)
 	<-s.janitorDone
 	// pion's Close closes only the listeners; its read loops then close the
-	// allocations they own, but TCP connections stay open until closed here.
+	// allocations they own, but TCP and TLS connections stay open until
+	// closed here.
 	err := s.pion.Close()
-	if s.tcp != nil {
-		s.tcp.closeConns()
+	for _, l := range s.streamListeners() {
+		l.closeConns()
 	}
 	s.reg.closeRelays()
 
 	// pion gives no completion signal; allocations are gone once their
 	// OnAllocationDeleted ran, TCP read loops once they closed their conn.
 	deadline := time.Now().Add(closeTimeout)
-	for s.reg.allocationCount() > 0 || (s.tcp != nil && s.tcp.open() > 0) {
+	for s.reg.allocationCount() > 0 || s.streamsOpen() > 0 {
 		if time.Now().After(deadline) {
 			return errors.Join(err, ErrCloseTimeout)
 		}
@@ -257,10 +347,7 @@ func (s *Server) close() error {
 }
 
 func (s *Server) closeListeners() {
-	closeAll(s.udp)
-	if s.tcp != nil {
-		_ = s.tcp.Close()
-	}
+	listeners{udp: s.udp, tcp: s.tcp, tls: s.tls}.close()
 }
 
 func addrString(a net.Addr) string {

@@ -29,9 +29,10 @@ type Allocation struct {
 	ID      uint64
 	Session string         // the lobby session its credentials name
 	Client  netip.AddrPort // the client's transport address
-	TCP     bool           // the client reached TURN over TCP
-	Relay   netip.AddrPort // the advertised relay address
-	Created time.Time
+	// Transport is how the client reaches TURN: "udp", "tcp" or "tls".
+	Transport string
+	Relay     netip.AddrPort // the advertised relay address
+	Created   time.Time
 	// Relayed counts the payload bytes its client sent that were relayed
 	// (not those dropped by the policy or over the bandwidth limit). Every
 	// relayed packet is counted once, on its sender's allocation.
@@ -48,12 +49,25 @@ func (s *Server) Allocations() []Allocation {
 		if c == nil || c.closed.Load() {
 			continue // its deletion is on the way
 		}
+		transport := "udp"
+		if key.tcp {
+			transport = "tcp" // or tls, told apart below
+		}
 		out = append(out, Allocation{
-			ID: c.usage.id, Session: rec.session, Client: key.client, TCP: key.tcp,
+			ID: c.usage.id, Session: rec.session, Client: key.client, Transport: transport,
 			Relay: netip.AddrPortFrom(r.public, c.port), Created: c.usage.created, Relayed: c.usage.relayed.Load(),
 		})
 	}
 	r.mu.RUnlock()
+	// The registry keys stream allocations by client address alone; the
+	// TLS listener knows which connections are its own (as Stats counts them).
+	if s.tls != nil {
+		for i := range out {
+			if out[i].Transport == "tcp" && s.tls.tracking([]netip.AddrPort{out[i].Client}) == 1 {
+				out[i].Transport = "tls"
+			}
+		}
+	}
 	slices.SortFunc(out, func(a, b Allocation) int { return cmp.Compare(a.ID, b.ID) })
 
 	return out

@@ -4,6 +4,10 @@ import (
 	"net"
 	"testing"
 	"time"
+
+	pionturn "github.com/pion/turn/v4"
+
+	"github.com/hostrelay/hostrelay/internal/testcert"
 )
 
 // TestAllocationsCountRelayedBytes: through the real server and real pion
@@ -12,23 +16,31 @@ import (
 // its client sent that were relayed: what the receiver got, to the byte.
 // A sender in another room is refused and counts nothing. Run over the
 // ChannelData fast path (UDP clients with channels bound both ways) and
-// over pion's path (a TCP sender).
+// over pion's path (a sender over TCP, and one over TLS).
 func TestAllocationsCountRelayedBytes(t *testing.T) {
-	t.Run("fast path", func(t *testing.T) { testAllocationsCount(t, false) })
-	t.Run("pion path", func(t *testing.T) { testAllocationsCount(t, true) })
+	t.Run("fast path", func(t *testing.T) { testAllocationsCount(t, "udp") })
+	t.Run("pion path, TCP", func(t *testing.T) { testAllocationsCount(t, "tcp") })
+	t.Run("pion path, TLS", func(t *testing.T) { testAllocationsCount(t, "tls") })
 }
 
-func testAllocationsCount(t *testing.T, tcpSender bool) {
-	srv, fs := newServer(t, notifying)
+func testAllocationsCount(t *testing.T, senderTransport string) {
+	certs := testcert.New(t)
+	srv, fs := newServer(t, notifying, withTLS(certs))
+	tcpSender := senderTransport != "udp"
 	fs.join("a", "room")
 	fs.join("b", "room")
 	fs.join("c", "elsewhere")
 	if got := srv.Allocations(); len(got) != 0 {
 		t.Fatalf("before any allocation: %+v", got)
 	}
-	clientA := newClient(t, srv, srv.Credentials("a", time.Now()))
-	if tcpSender {
+	var clientA *pionturn.Client
+	switch senderTransport {
+	case "udp":
+		clientA = newClient(t, srv, srv.Credentials("a", time.Now()))
+	case "tcp":
 		clientA = newTCPClient(t, srv, srv.Credentials("a", time.Now()))
+	case "tls":
+		clientA = newTLSClient(t, srv, certs, srv.Credentials("a", time.Now()))
 	}
 	clientB := newClient(t, srv, srv.Credentials("b", time.Now()))
 	clientC := newClient(t, srv, srv.Credentials("c", time.Now()))
@@ -42,14 +54,13 @@ func testAllocationsCount(t *testing.T, tcpSender bool) {
 		t.Fatalf("allocations %+v, want 3", list)
 	}
 	for i, want := range []struct {
-		session string
-		tcp     bool
-		relay   net.PacketConn
-	}{{"a", tcpSender, a}, {"b", false, b}, {"c", false, c}} {
+		session, transport string
+		relay              net.PacketConn
+	}{{"a", senderTransport, a}, {"b", "udp", b}, {"c", "udp", c}} {
 		got := list[i]
-		if got.Session != want.session || got.TCP != want.tcp || got.Relayed != 0 || got.Created.IsZero() ||
+		if got.Session != want.session || got.Transport != want.transport || got.Relayed != 0 || got.Created.IsZero() ||
 			got.Relay.String() != want.relay.LocalAddr().String() || !got.Client.IsValid() {
-			t.Fatalf("allocation %d: %+v, want session %s tcp %v relay %s", i, got, want.session, want.tcp,
+			t.Fatalf("allocation %d: %+v, want session %s over %s, relay %s", i, got, want.session, want.transport,
 				want.relay.LocalAddr())
 		}
 		if i > 0 && got.ID <= list[i-1].ID {

@@ -149,9 +149,12 @@ func listeningAddr(addr *string) func(string) bool {
 type hostrelay struct {
 	*proc
 	http, turnUDP string
+	metrics       string // the -metrics-addr listener, when started with one
 }
 
-func startHostrelay(ctx context.Context, bin string, cpu int) (*hostrelay, error) {
+// startHostrelay starts bin pinned to cpu with the bench's settings, and
+// any extra flags after them.
+func startHostrelay(ctx context.Context, bin string, cpu int, extra ...string) (*hostrelay, error) {
 	h := &hostrelay{}
 	p, err := start(ctx, "hostrelay", cpu, func(l string) bool {
 		var e map[string]any
@@ -164,9 +167,10 @@ func startHostrelay(ctx context.Context, bin string, cpu int) (*hostrelay, error
 			return false
 		}
 		h.http, h.turnUDP = hs, tu
+		h.metrics, _ = e["metrics"].(string)
 
 		return true
-	}, bin, "-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
+	}, append([]string{bin, "-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-log-format", "json", "-log-level", "info",
 		// Many allocations per session for the memory and capacity runs; the
 		// quota is not on the packet path.
@@ -176,7 +180,7 @@ func startHostrelay(ctx context.Context, bin string, cpu int) (*hostrelay, error
 		// would turn that into drops that are not the server's.
 		"-turn-max-bandwidth", "off",
 		// Every load connection comes from 127.0.0.1: lift the per-IP limits.
-		"-max-conns-per-ip", "1000000", "-joins-per-minute", "1000000")
+		"-max-conns-per-ip", "1000000", "-joins-per-minute", "1000000"}, extra...)...)
 	if err != nil {
 		return nil, err
 	}

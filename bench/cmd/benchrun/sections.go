@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -53,15 +55,31 @@ type turnTarget struct {
 
 func (d *driver) startTURN(ctx context.Context, name string) (*turnTarget, error) {
 	switch name {
-	case "ours":
-		h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU)
+	case "ours", oursMetrics:
+		var extra []string
+		if name == oursMetrics {
+			extra = []string{"-metrics-addr", "127.0.0.1:0"}
+		}
+		h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU, extra...)
 		if err != nil {
 			return nil, err
 		}
 		addr, _ := net.ResolveUDPAddr("udp4", h.turnUDP)
 		url := "ws://" + h.http + "/ws"
+		stop := h.stop
+		if name == oursMetrics {
+			if h.metrics == "" {
+				h.stop()
 
-		return &turnTarget{name: name, addr: addr, pid: h.pid, stop: h.stop,
+				return nil, fmt.Errorf("benchrun: hostrelay started with -metrics-addr but logged no metrics address")
+			}
+			scrapeCtx, cancel := context.WithCancel(ctx)
+			done := make(chan struct{})
+			go func() { defer close(done); scrape(scrapeCtx, "http://"+h.metrics+"/metrics", scrapeEvery) }()
+			stop = func() { cancel(); <-done; h.stop() }
+		}
+
+		return &turnTarget{name: name, addr: addr, pid: h.pid, stop: stop,
 			creds: func(ctx context.Context, rooms, size int) ([]loadgen.Creds, func(), error) {
 				return loadgen.LobbyRooms(ctx, url, rooms, size)
 			}}, nil
@@ -112,9 +130,40 @@ var fanoutRates = []float64{1, 2, 4, 6, 8, 12, 16, 24, 32} //nolint:gochecknoglo
 
 var payloads = []int{150, 60} //nolint:gochecknoglobals // a read-only table
 
-// forward: the rate ladder for each target and payload size.
+// oursMetrics is hostrelay with its Prometheus listener on and scraped
+// every scrapeEvery (15 times Prometheus' default 15 s), beside "ours" in
+// the forwarding ladder: what metrics cost the fast path.
+const (
+	oursMetrics = "ours+metrics"
+	scrapeEvery = time.Second
+)
+
+// scrape fetches url every interval until ctx ends, reading each answer
+// whole as Prometheus does.
+func scrape(ctx context.Context, url string, every time.Duration) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
+		if err != nil {
+			return
+		}
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			_, _ = io.Copy(io.Discard, resp.Body)
+			_ = resp.Body.Close()
+		}
+	}
+}
+
+// forward: the rate ladder for each target and payload size (hostrelay with
+// metrics at 150 B only: the cost of counting does not depend on the size).
 func (d *driver) forward(ctx context.Context) error {
-	for _, name := range []string{"ours", "coturn", "bare"} {
+	for _, name := range []string{"ours", oursMetrics, "coturn", "bare"} {
 		var ps []loadgen.Pair
 		var closePairs, stop func()
 		pid := 0
@@ -146,6 +195,9 @@ func (d *driver) forward(ctx context.Context) error {
 		}
 		d.res.Forward[name] = map[int]loadgen.Saturation{}
 		for _, size := range payloads {
+			if name == oursMetrics && size != payloads[0] {
+				continue
+			}
 			d.logf("forward: %s, %d B", name, size)
 			sat, err := loadgen.Saturate(ctx, loadgen.SaturateConfig{
 				Pairs: ps, Payload: size, Start: 20000, Factor: 1.25, Limit: 600000,

@@ -22,7 +22,10 @@ export interface ServerFigures {
   rooms: number;
   players: number;
   allocations: number;
+  /** What the live allocations relayed (falls when one closes). */
   relayedBytes: number;
+  /** Every byte relayed since start: only grows. */
+  relayedBytesTotal: number;
   conns: Record<string, number>;
   turn: { allocations: number; dropped: { policy: number; stray: number; overflow: number; bandwidth: number } };
 }
@@ -64,7 +67,7 @@ export interface AdminAllocation {
   session: string;
   room?: string;
   player?: string;
-  transport: 'udp' | 'tcp';
+  transport: 'udp' | 'tcp' | 'tls';
   client: string;
   relay: string;
   createdAt: string;

@@ -2,9 +2,9 @@ import { describe, expect, it } from 'vitest';
 import type { AdminAllocation, Overview } from './api';
 import { formatAge, formatBytes, formatRate, ratesBetween, sampleOf } from './traffic';
 
-function poll(atMs: number, allocations: Partial<AdminAllocation>[]): Overview {
+function poll(atMs: number, allocations: Partial<AdminAllocation>[], relayedBytesTotal = 0): Overview {
   return {
-    server: { now: new Date(atMs).toISOString() } as Overview['server'],
+    server: { now: new Date(atMs).toISOString(), relayedBytesTotal } as Overview['server'],
     rooms: [],
     allocations: allocations.map((a, i) => ({
       id: i + 1,
@@ -27,20 +27,29 @@ describe('ratesBetween', () => {
   });
 
   it('sums per room and per player what each allocation relayed between two polls, over the server time between them', () => {
-    const before = poll(10_000, [
-      { id: 1, room: 'R', player: 'p1', relayedBytes: 1_000 },
-      { id: 2, room: 'R', player: 'p2', relayedBytes: 0 },
-      { id: 3, room: 'S', player: 'p1', relayedBytes: 50 },
-      { id: 4, relayedBytes: 0 }, // outside any room
-    ]);
-    const after = poll(12_000, [
-      { id: 1, room: 'R', player: 'p1', relayedBytes: 5_000 },
-      { id: 2, room: 'R', player: 'p2', relayedBytes: 2_000 },
-      { id: 3, room: 'S', player: 'p1', relayedBytes: 50 },
-      { id: 4, relayedBytes: 600 },
-    ]);
+    const before = poll(
+      10_000,
+      [
+        { id: 1, room: 'R', player: 'p1', relayedBytes: 1_000 },
+        { id: 2, room: 'R', player: 'p2', relayedBytes: 0 },
+        { id: 3, room: 'S', player: 'p1', relayedBytes: 50 },
+        { id: 4, relayedBytes: 0 }, // outside any room
+      ],
+      90_000,
+    );
+    const after = poll(
+      12_000,
+      [
+        { id: 1, room: 'R', player: 'p1', relayedBytes: 5_000 },
+        { id: 2, room: 'R', player: 'p2', relayedBytes: 2_000 },
+        { id: 3, room: 'S', player: 'p1', relayedBytes: 50 },
+        { id: 4, relayedBytes: 600 },
+      ],
+      99_000,
+    );
     const r = ratesBetween(sampleOf(before), after);
-    expect(r.total).toBe(2_000 + 1_000 + 0 + 300);
+    // The server's rate is its own total's: allocations outside rooms, and ones that closed, included.
+    expect(r.total).toBe(4_500);
     expect(Object.fromEntries(r.byRoom)).toEqual({ R: 3_000, S: 0 });
     expect(Object.fromEntries(r.byPlayer)).toEqual({ 'R/p1': 2_000, 'R/p2': 1_000, 'S/p1': 0 });
   });
@@ -56,8 +65,8 @@ describe('ratesBetween', () => {
       { id: 3, room: 'R', player: 'p1', relayedBytes: 700 }, // a new allocation with the same player
     ]);
     const r = ratesBetween(sampleOf(before), after);
-    expect(r.total).toBe(200);
     expect(r.byRoom.get('R')).toBe(200);
+    expect(r.byPlayer.get('R/p1')).toBeUndefined();
   });
 });
 

@@ -1,26 +1,33 @@
 import type { Overview } from './api';
 
-// Relayed bandwidth from two polls. The server counts bytes per allocation
-// since it opened; a room's or the server's rate is the sum, over the
-// allocations seen in both polls, of what each relayed in between, divided
-// by the time between the polls on the server's clock. Summing per
-// allocation (not differencing the room's total) keeps an allocation that
-// closed in between from showing as negative traffic.
+// Relayed bandwidth from two polls, on the server's clock. The server's rate
+// is the difference of its total since start. The server also counts bytes
+// per allocation since it opened; a room's (or player's) rate is the sum,
+// over its allocations seen in both polls, of what each relayed in between.
+// Summing per allocation (not differencing the room's total) keeps an
+// allocation that closed in between from showing as negative traffic.
 
 /** One poll's counters. */
 export interface Sample {
   /** Server time in ms. */
   at: number;
+  /** Relayed bytes since the server started. */
+  total: number;
   /** Relayed bytes by allocation id. */
   bytes: ReadonlyMap<number, number>;
 }
 
 export function sampleOf(o: Overview): Sample {
-  return { at: Date.parse(o.server.now), bytes: new Map(o.allocations.map((a) => [a.id, a.relayedBytes])) };
+  return {
+    at: Date.parse(o.server.now),
+    total: o.server.relayedBytesTotal,
+    bytes: new Map(o.allocations.map((a) => [a.id, a.relayedBytes])),
+  };
 }
 
 /** Bytes per second; null until two polls have been seen. */
 export interface Rates {
+  /** The whole server, allocations that closed in between included. */
   total: number | null;
   /** By room code; a room with no traffic in both polls is absent (0 B/s when total is known). */
   byRoom: ReadonlyMap<string, number>;
@@ -34,18 +41,16 @@ export function ratesBetween(prev: Sample | null, o: Overview): Rates {
   const byPlayer = new Map<string, number>();
   const seconds = prev === null ? 0 : (cur.at - prev.at) / 1000;
   if (prev === null || !(seconds > 0)) return { total: null, byRoom, byPlayer };
-  let total = 0;
+  const total = Math.max(0, cur.total - prev.total) / seconds;
   for (const a of o.allocations) {
     const before = prev.bytes.get(a.id);
-    if (before === undefined) continue; // opened since the last poll: its rate starts next time
+    // Outside any room, or opened since the last poll (its rate starts next time).
+    if (!a.room || before === undefined) continue;
     const rate = Math.max(0, a.relayedBytes - before) / seconds;
-    total += rate;
-    if (a.room) {
-      byRoom.set(a.room, (byRoom.get(a.room) ?? 0) + rate);
-      if (a.player) {
-        const key = `${a.room}/${a.player}`;
-        byPlayer.set(key, (byPlayer.get(key) ?? 0) + rate);
-      }
+    byRoom.set(a.room, (byRoom.get(a.room) ?? 0) + rate);
+    if (a.player) {
+      const key = `${a.room}/${a.player}`;
+      byPlayer.set(key, (byPlayer.get(key) ?? 0) + rate);
     }
   }
   return { total, byRoom, byPlayer };

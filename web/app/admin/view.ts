@@ -70,13 +70,20 @@ function since(at: Date): string {
     : at.toLocaleDateString([], { dateStyle: 'medium' });
 }
 
+/** TURN's TCP and TLS connections, the latter only where TLS is on. */
+function streams(conns: Record<string, number>): string {
+  const tcp = conns['turnTCP'] ?? 0;
+  const tls = conns['turnTLS'] ?? 0;
+  return tls > 0 ? `${tcp} TCP, ${tls} TLS connections` : `${tcp} TCP connections`;
+}
+
 function renderFigures(o: Overview, rates: Rates): void {
   const s = o.server;
   const dropped = s.turn.dropped.policy + s.turn.dropped.overflow + s.turn.dropped.bandwidth;
   ui.figures.replaceChildren(
     figure('sessions', 'Sessions', String(s.sessions), `${s.conns['webSockets'] ?? 0} WebSockets`),
     figure('rooms', 'Rooms', String(s.rooms), `${s.players} ${s.players === 1 ? 'player' : 'players'}`),
-    figure('allocations', 'TURN allocations', String(s.allocations), `${s.conns['turnTCP'] ?? 0} TCP connections`),
+    figure('allocations', 'TURN allocations', String(s.allocations), streams(s.conns)),
     figure('relayed', 'Relayed', formatRate(rates.total), dropped > 0 ? `${dropped} packets dropped` : 'none dropped'),
     figure('uptime', 'Uptime', formatAge(s.uptimeSeconds), `since ${since(new Date(s.startedAt))}`),
     figure('version', 'Version', s.version, `protocol ${s.protocol} · ${s.goVersion}`),

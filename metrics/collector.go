@@ -1,0 +1,173 @@
+package metrics
+
+import (
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/hostrelay/hostrelay/signaling"
+	"github.com/hostrelay/hostrelay/turn"
+)
+
+// family is one metric family: its description and type.
+type family struct {
+	desc *prometheus.Desc
+	typ  prometheus.ValueType
+}
+
+// emit sends one sample. A label count that does not match the family is
+// our bug; it fails the scrape's sample with the reason rather than
+// panicking in the server.
+func (f family) emit(ch chan<- prometheus.Metric, v float64, labels ...string) {
+	m, err := prometheus.NewConstMetric(f.desc, f.typ, v, labels...)
+	if err != nil {
+		m = prometheus.NewInvalidMetric(f.desc, err)
+	}
+	ch <- m
+}
+
+// collector reads Sources at each scrape; it keeps no state of its own.
+type collector struct {
+	src Sources
+
+	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, resumes, refusals, rateLimited family
+
+	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures  family
+	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
+
+	httpConns, webSockets, httpShed family
+
+	all []family
+}
+
+func newCollector(src Sources) *collector {
+	c := &collector{src: src}
+	def := func(f *family, typ prometheus.ValueType, name, help string, labels ...string) {
+		*f = family{desc: prometheus.NewDesc("hostrelay_"+name, help, labels, nil), typ: typ}
+		c.all = append(c.all, *f)
+	}
+	gauge, counter := prometheus.GaugeValue, prometheus.CounterValue
+
+	def(&c.sessions, gauge, "lobby_sessions",
+		"Lobby sessions, by state: connected, or away (connection lost, seat held for a resume).", "state")
+	def(&c.rooms, gauge, "lobby_rooms", "Rooms, by state: open (game not started) or started.", "state")
+	def(&c.roomsCreated, counter, "lobby_rooms_created_total", "Rooms created.")
+	def(&c.roomsClosed, counter, "lobby_rooms_closed_total",
+		"Rooms closed because their host left and no member could take over.")
+	def(&c.joins, counter, "lobby_joins_total", "Players who joined a room (its creator not counted).")
+	def(&c.hostMigrations, counter, "lobby_host_migrations_total",
+		"Hosts replaced by a member after the host left a room made with migrate.")
+	def(&c.resumes, counter, "lobby_resumes_total",
+		"Resumes of a session on a new connection, by result: resumed or failed.", "result")
+	def(&c.refusals, counter, "lobby_refusals_total",
+		"Lobby requests answered with an Error, by request type and error code (other: outside the protocol's, or a frame refused unread).",
+		"request", "reason")
+	def(&c.rateLimited, counter, "lobby_rate_limited_total",
+		"Requests and connections refused by a lobby rate limit, by limit.", "limit")
+
+	def(&c.allocations, gauge, "turn_allocations", "Live TURN allocations, by client transport: udp, tcp or tls.", "transport")
+	def(&c.allocationsCreated, counter, "turn_allocations_created_total", "TURN allocations made.")
+	def(&c.allocationsRefused, counter, "turn_allocations_refused_total",
+		"TURN Allocates refused by a cap, by reason: session_quota, ip_quota (486), capacity (508).", "reason")
+	def(&c.channelBindsRefused, counter, "turn_channel_binds_refused_total",
+		"TURN ChannelBinds refused past the channels an allocation may bind (508).")
+	def(&c.authFailures, counter, "turn_auth_failures_total",
+		"TURN requests whose credentials were refused, by reason.", "reason")
+	def(&c.relayedPackets, counter, "turn_relayed_packets_total",
+		"Packets relayed between allocations, by path: fast (ChannelData forwarded by the listener itself) or pion (through pion's relay code).", "path")
+	def(&c.relayedBytes, counter, "turn_relayed_bytes_total",
+		"Payload bytes relayed between allocations (TURN framing not counted), by path: fast or pion.", "path")
+	def(&c.dropped, counter, "turn_dropped_packets_total",
+		"Relayed packets dropped, by reason: policy (not a room mate), stray (reached a relay socket from outside), overflow (receiving queue full), bandwidth (sender over its limit).",
+		"reason")
+	def(&c.bandwidthDroppedBytes, counter, "turn_bandwidth_dropped_bytes_total",
+		"Payload bytes of the packets dropped for their sender's bandwidth limit.")
+	def(&c.streamConns, gauge, "turn_connections", "Open TURN connections, by transport: tcp or tls.", "transport")
+	def(&c.streamClosed, counter, "turn_connections_closed_total",
+		"TURN-over-TCP and -TLS connections closed by the server, by transport and reason: refused (over a cap at accept), bad_frame, allocate_timeout, write_timeout, handshake_failed (TLS).",
+		"transport", "reason")
+
+	def(&c.httpConns, gauge, "http_connections", "Open HTTP connections, lobby WebSockets included.")
+	def(&c.webSockets, gauge, "http_websocket_connections", "Open lobby WebSockets.")
+	def(&c.httpShed, counter, "http_connections_shed_total",
+		"HTTP connections closed at the connection cap, by action: evicted (idle, to make room) or refused (none idle).", "action")
+	return c
+}
+
+// Describe sends every family's description.
+func (c *collector) Describe(ch chan<- *prometheus.Desc) {
+	for _, f := range c.all {
+		ch <- f.desc
+	}
+}
+
+// Collect reads the sources once and sends every sample.
+func (c *collector) Collect(ch chan<- prometheus.Metric) {
+	c.collectLobby(ch, c.src.Lobby())
+	c.collectTURN(ch, c.src.TURN())
+	if c.src.HTTP != nil {
+		h := c.src.HTTP()
+		c.httpConns.emit(ch, float64(h.Open))
+		c.webSockets.emit(ch, float64(h.WebSockets))
+		c.httpShed.emit(ch, float64(h.Evicted), "evicted")
+		c.httpShed.emit(ch, float64(h.Refused), "refused")
+	}
+}
+
+func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metrics) {
+	c.sessions.emit(ch, float64(m.Sessions-m.SessionsAway), "connected")
+	c.sessions.emit(ch, float64(m.SessionsAway), "away")
+	c.rooms.emit(ch, float64(m.RoomsOpen), "open")
+	c.rooms.emit(ch, float64(m.RoomsStarted), "started")
+	c.roomsCreated.emit(ch, float64(m.RoomsCreated))
+	c.roomsClosed.emit(ch, float64(m.RoomsClosed))
+	c.joins.emit(ch, float64(m.Joins))
+	c.hostMigrations.emit(ch, float64(m.HostMigrations))
+	c.resumes.emit(ch, float64(m.Resumes), "resumed")
+	c.resumes.emit(ch, float64(m.ResumesFailed), "failed")
+	for _, r := range m.Refusals {
+		c.refusals.emit(ch, float64(r.Count), r.Request, r.Code)
+	}
+	for limit, n := range m.RateLimited {
+		c.rateLimited.emit(ch, float64(n), limit)
+	}
+}
+
+func (c *collector) collectTURN(ch chan<- prometheus.Metric, st turn.Stats) {
+	c.allocations.emit(ch, float64(st.Allocations-st.AllocationsTCP), "udp")
+	c.allocations.emit(ch, float64(st.AllocationsTCP-st.AllocationsTLS), "tcp")
+	c.allocations.emit(ch, float64(st.AllocationsTLS), "tls")
+	c.allocationsCreated.emit(ch, float64(st.AllocationsCreated))
+	for reason, n := range st.AllocationsRefused {
+		c.allocationsRefused.emit(ch, float64(n), reason)
+	}
+	c.channelBindsRefused.emit(ch, float64(st.ChannelBindsRefused))
+	for reason, n := range st.AuthFailures {
+		c.authFailures.emit(ch, float64(n), reason)
+	}
+	for _, p := range []struct {
+		path string
+		t    turn.Traffic
+	}{{"fast", st.RelayedFast}, {"pion", st.RelayedOther}} {
+		c.relayedPackets.emit(ch, float64(p.t.Packets), p.path)
+		c.relayedBytes.emit(ch, float64(p.t.Bytes), p.path)
+	}
+	c.dropped.emit(ch, float64(st.DroppedWrites), "policy")
+	c.dropped.emit(ch, float64(st.DroppedReads), "stray")
+	c.dropped.emit(ch, float64(st.DroppedOverflow), "overflow")
+	c.dropped.emit(ch, float64(st.DroppedBandwidth), "bandwidth")
+	c.bandwidthDroppedBytes.emit(ch, float64(st.DroppedBandwidthBytes))
+	c.streamConns.emit(ch, float64(st.TCPConns), "tcp")
+	c.streamConns.emit(ch, float64(st.TLSConns), "tls")
+	for _, r := range []struct {
+		reason   string
+		tcp, tls uint64
+	}{
+		{"refused", st.TCPRefused, st.TLSRefused},
+		{"bad_frame", st.TCPBadFrames, st.TLSBadFrames},
+		{"allocate_timeout", st.TCPAllocateTimeouts, st.TLSAllocateTimeouts},
+		{"write_timeout", st.TCPWriteTimeouts, st.TLSWriteTimeouts},
+	} {
+		c.streamClosed.emit(ch, float64(r.tcp), "tcp", r.reason)
+		c.streamClosed.emit(ch, float64(r.tls), "tls", r.reason)
+	}
+	c.streamClosed.emit(ch, float64(st.TLSHandshakeErrors), "tls", "handshake_failed")
+}

@@ -1,0 +1,210 @@
+package metrics
+
+import (
+	"errors"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/netip"
+	"strings"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/testutil"
+
+	"github.com/hostrelay/hostrelay/signaling"
+	"github.com/hostrelay/hostrelay/turn"
+)
+
+// snapshot is a lobby and a relay as their Metrics and Stats report them:
+// the collector's whole input.
+func snapshot() Sources {
+	return Sources{
+		Lobby: func() signaling.Metrics {
+			return signaling.Metrics{
+				Sessions: 5, SessionsAway: 1, RoomsOpen: 2, RoomsStarted: 1,
+				RoomsCreated: 7, RoomsClosed: 4, Joins: 9, HostMigrations: 1, Resumes: 3, ResumesFailed: 2,
+				RateLimited: map[string]uint64{"joins_per_ip": 6, "chat_per_session": 0},
+				Refusals: []signaling.Refusal{
+					{Request: "joinRoom", Code: "wrong_password", Count: 4},
+					{Request: "other", Code: "unknown_type", Count: 1},
+				},
+			}
+		},
+		TURN: func() turn.Stats {
+			return turn.Stats{
+				Allocations: 6, AllocationsTCP: 2, AllocationsTLS: 1, AllocationsCreated: 11,
+				AllocationsRefused: map[string]uint64{"session_quota": 1, "ip_quota": 0, "capacity": 0},
+				AuthFailures:       map[string]uint64{"bad_integrity": 2, "expired": 0},
+				RelayedFast:        turn.Traffic{Packets: 1000, Bytes: 150000},
+				RelayedOther:       turn.Traffic{Packets: 10, Bytes: 900},
+				DroppedWrites:      3, DroppedReads: 1, DroppedOverflow: 0, DroppedBandwidth: 5, DroppedBandwidthBytes: 6000,
+				TCPConns: 2, TCPRefused: 1, TLSConns: 1, TLSHandshakeErrors: 3,
+			}
+		},
+		HTTP: func() HTTP { return HTTP{Open: 9, WebSockets: 4, Evicted: 2} },
+	}
+}
+
+// TestCollectorFollowsConventions: promlint's checks (counters end in
+// _total, units in names, help on every family) find nothing.
+func TestCollectorFollowsConventions(t *testing.T) {
+	problems, err := testutil.CollectAndLint(newCollector(snapshot()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		t.Errorf("%s: %s", p.Metric, p.Text)
+	}
+}
+
+// TestCollectorValues: each figure of the snapshot comes out under its
+// family and labels, gauges as gauges and totals as counters.
+func TestCollectorValues(t *testing.T) {
+	want := `
+# HELP hostrelay_lobby_sessions Lobby sessions, by state: connected, or away (connection lost, seat held for a resume).
+# TYPE hostrelay_lobby_sessions gauge
+hostrelay_lobby_sessions{state="away"} 1
+hostrelay_lobby_sessions{state="connected"} 4
+# HELP hostrelay_lobby_refusals_total Lobby requests answered with an Error, by request type and error code (other: outside the protocol's, or a frame refused unread).
+# TYPE hostrelay_lobby_refusals_total counter
+hostrelay_lobby_refusals_total{reason="unknown_type",request="other"} 1
+hostrelay_lobby_refusals_total{reason="wrong_password",request="joinRoom"} 4
+# HELP hostrelay_lobby_rate_limited_total Requests and connections refused by a lobby rate limit, by limit.
+# TYPE hostrelay_lobby_rate_limited_total counter
+hostrelay_lobby_rate_limited_total{limit="chat_per_session"} 0
+hostrelay_lobby_rate_limited_total{limit="joins_per_ip"} 6
+# HELP hostrelay_turn_allocations Live TURN allocations, by client transport: udp, tcp or tls.
+# TYPE hostrelay_turn_allocations gauge
+hostrelay_turn_allocations{transport="tcp"} 1
+hostrelay_turn_allocations{transport="tls"} 1
+hostrelay_turn_allocations{transport="udp"} 4
+# HELP hostrelay_turn_relayed_bytes_total Payload bytes relayed between allocations (TURN framing not counted), by path: fast or pion.
+# TYPE hostrelay_turn_relayed_bytes_total counter
+hostrelay_turn_relayed_bytes_total{path="fast"} 150000
+hostrelay_turn_relayed_bytes_total{path="pion"} 900
+# HELP hostrelay_turn_dropped_packets_total Relayed packets dropped, by reason: policy (not a room mate), stray (reached a relay socket from outside), overflow (receiving queue full), bandwidth (sender over its limit).
+# TYPE hostrelay_turn_dropped_packets_total counter
+hostrelay_turn_dropped_packets_total{reason="bandwidth"} 5
+hostrelay_turn_dropped_packets_total{reason="overflow"} 0
+hostrelay_turn_dropped_packets_total{reason="policy"} 3
+hostrelay_turn_dropped_packets_total{reason="stray"} 1
+# HELP hostrelay_turn_connections Open TURN connections, by transport: tcp or tls.
+# TYPE hostrelay_turn_connections gauge
+hostrelay_turn_connections{transport="tcp"} 2
+hostrelay_turn_connections{transport="tls"} 1
+# HELP hostrelay_http_connections_shed_total HTTP connections closed at the connection cap, by action: evicted (idle, to make room) or refused (none idle).
+# TYPE hostrelay_http_connections_shed_total counter
+hostrelay_http_connections_shed_total{action="evicted"} 2
+hostrelay_http_connections_shed_total{action="refused"} 0
+`
+	if err := testutil.CollectAndCompare(newCollector(snapshot()), strings.NewReader(want),
+		"hostrelay_lobby_sessions", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
+		"hostrelay_turn_allocations", "hostrelay_turn_relayed_bytes_total", "hostrelay_turn_dropped_packets_total",
+		"hostrelay_turn_connections",
+		"hostrelay_http_connections_shed_total"); err != nil {
+		t.Fatal(err)
+	}
+	// Closed connections: each reason for each transport, and the TLS
+	// handshakes.
+	if n := testutil.CollectAndCount(newCollector(snapshot()), "hostrelay_turn_connections_closed_total"); n != 9 {
+		t.Fatalf("%d closed-connection series, want 4 reasons by 2 transports and TLS handshakes", n)
+	}
+	// Without an HTTP source its families are simply absent.
+	src := snapshot()
+	src.HTTP = nil
+	if n := testutil.CollectAndCount(newCollector(src), "hostrelay_http_connections"); n != 0 {
+		t.Fatalf("%d HTTP samples without an HTTP source", n)
+	}
+}
+
+// TestRegistriesAreSeparate: two servers in one process each get a
+// registry; the process-wide default one is never touched.
+func TestRegistriesAreSeparate(t *testing.T) {
+	before, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r1, err := NewRegistry(snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, err := NewRegistry(snapshot())
+	if err != nil {
+		t.Fatalf("second registry: %v", err)
+	}
+	if n, _ := testutil.GatherAndCount(r1, "hostrelay_lobby_joins_total"); n != 1 {
+		t.Fatalf("registry 1: %d samples of hostrelay_lobby_joins_total", n)
+	}
+	if n, _ := testutil.GatherAndCount(r2, "go_goroutines", "process_open_fds"); n != 2 {
+		t.Fatalf("registry 2: %d Go runtime and process samples, want 2", n)
+	}
+	after, err := prometheus.DefaultGatherer.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(after) != len(before) {
+		t.Fatalf("the default registry changed: %d families, then %d", len(before), len(after))
+	}
+	// Registering twice on one registry is refused, not a panic.
+	if err := Register(r1, snapshot()); err == nil {
+		t.Fatal("the same collector registered twice")
+	}
+	if err := Register(prometheus.NewRegistry(), Sources{TURN: snapshot().TURN}); !errors.Is(err, ErrNoSource) {
+		t.Fatalf("without a lobby source: %v", err)
+	}
+}
+
+// TestListen: the listener serves the registry at /metrics and nothing
+// else, and Close stops it.
+func TestListen(t *testing.T) {
+	reg, err := NewRegistry(snapshot())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := Listen(t.Context(), "127.0.0.1:0", reg, slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	get := func(path string) (int, string) {
+		t.Helper()
+		resp, err := http.Get("http://" + s.Addr() + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		b, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(b)
+	}
+	if code, body := get("/metrics"); code != http.StatusOK || !strings.Contains(body, "hostrelay_lobby_joins_total 9") {
+		t.Fatalf("/metrics: %d %.200q", code, body)
+	}
+	if code, _ := get("/"); code != http.StatusNotFound {
+		t.Fatalf("/: %d, want 404", code)
+	}
+	addr := s.Addr()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := http.Get("http://" + addr + "/metrics"); err == nil {
+		t.Fatal("still serving after Close")
+	}
+	var off *Server
+	if off.Addr() != "" || off.Close() != nil {
+		t.Fatal("a nil Server is not off")
+	}
+}
+
+// TestPrivateAddresses: the warning spares loopback and private networks,
+// and nothing else.
+func TestPrivateAddresses(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1": true, "::1": true, "10.1.2.3": true, "192.168.0.9": true, "172.16.5.5": true,
+		"fd00::1": true, "::ffff:10.0.0.1": true, "169.254.1.1": true,
+		"0.0.0.0": false, "::": false, "203.0.113.10": false, "2001:db8::1": false, "::ffff:8.8.8.8": false,
+	} {
+		if got := private(netip.MustParseAddr(addr)); got != want {
+			t.Errorf("private(%s) = %v, want %v", addr, got, want)
+		}
+	}
+}
