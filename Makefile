@@ -80,10 +80,10 @@ examples: deps
 e2e: build build-e2e examples
 	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
 
-## screenshots: every lobby screen and the game at 390×844 and 1280×800, both games on a touch phone, and a malformed share link, as PNGs in test-results/screenshots
+## screenshots: every lobby screen and the game at 390×844 and 1280×800, both games on a touch phone, a malformed share link, and the admin page, as PNGs in test-results/screenshots
 screenshots: build-e2e
 	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(E2E_BIN)) \
-	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts e2e/share-link.test.ts e2e/touch.test.ts
+	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts e2e/share-link.test.ts e2e/touch.test.ts e2e/admin.test.ts
 
 ## fuzz: run every Go fuzz target for FUZZTIME each under a 4 GiB address-space cap
 fuzz:

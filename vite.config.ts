@@ -14,7 +14,9 @@ export const workspaceSources = {
 
 // The lobby app lives in web/app; its build is embedded into the Go binary
 // from static/dist, which serves it at / and at /r/<code>, so assets need
-// absolute URLs (base '/').
+// absolute URLs (base '/'). The admin page (admin.html, admin/) is a second
+// entry in the same build, served at /admin when the server has an admin
+// token; it shares style.css and nothing else with the lobby app.
 //
 // `vite build --mode e2e` is the end-to-end tests' build, into static/e2e
 // (embedded by `go build -tags e2e`): only there is import.meta.env.MODE
@@ -30,5 +32,11 @@ export default defineConfig(({ mode }) => ({
     emptyOutDir: true,
     target: 'es2022',
     sourcemap: true,
+    rollupOptions: {
+      input: {
+        index: fileURLToPath(new URL('./web/app/index.html', import.meta.url)),
+        admin: fileURLToPath(new URL('./web/app/admin.html', import.meta.url)),
+      },
+    },
   },
 }));

@@ -32,6 +32,10 @@ const (
 	ReasonDisconnect = "disconnected" // the player's WebSocket closed
 	ReasonHostLeft   = "host_left"    // the host left, so the room closed
 	ReasonKicked     = "kicked"       // the host kicked the player
+	// The server's operator removed the player (it may not rejoin the
+	// room) or closed the whole room, from the admin page.
+	ReasonOperatorKicked = "operator_kicked"
+	ReasonOperatorClosed = "operator_closed"
 )
 
 var (

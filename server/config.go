@@ -54,6 +54,9 @@ type HTTPConfig struct {
 	Addr           string
 	APIKeys        []string // operator keys for /api/v1 (trusted backends); never logged
 	TrustedProxies []netip.Prefix
+	// AdminToken opens the admin page (/admin) and its API
+	// (/api/v1/admin/); empty: both are off (404). Never logged.
+	AdminToken string
 	// MaxConns caps open HTTP connections, lobby WebSockets included; Auto:
 	// a quarter of the open-file limit after a reserve (fileBudget).
 	MaxConns     int

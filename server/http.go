@@ -38,6 +38,7 @@ func newHTTP(s *Server) *echo.Echo {
 			"turn":  newTurnHealth(ts)})
 	})
 	e.GET("/api/v1/ice", s.handleICE)
+	s.adminRoutes(e)
 	e.GET("/ws", func(c echo.Context) error {
 		if s.conns.webSocketsFull() {
 			// The last HTTP connections are kept for /healthz and pages.
@@ -68,6 +69,9 @@ func newHTTP(s *Server) *echo.Echo {
 	assets := http.FileServer(http.FS(web))
 	e.GET("/*", func(c echo.Context) error {
 		name := c.Param("*")
+		if name == adminHTML { // only /admin serves it, and only when it is on
+			return echo.NewHTTPError(http.StatusNotFound, "not found")
+		}
 		if _, err := fs.Stat(web, name); err != nil {
 			return echo.NewHTTPError(http.StatusNotFound, "not found")
 		}

@@ -109,6 +109,17 @@ func (c *HTTPConfig) bind(b binder) {
 	b.add("trusted-proxies", "trusted_proxies", prefixesValue{&c.TrustedProxies},
 		"comma-separated CIDRs whose X-Forwarded-For is believed; otherwise the peer address is the client").
 		defaultDoc("none")
+	// Not one of -api-keys: a backend's key mints TURN credentials, this one
+	// closes rooms and removes players, and it is typed into a browser.
+	b.add("admin-token", "admin_token", strValue{&c.AdminToken},
+		"token for the admin page /admin and its API /api/v1/admin (live rooms, close a room, kick a player), at least 16 bytes (prefer the environment variable); empty: both answer 404; never logged").
+		checked(func() error {
+			if c.AdminToken != "" && len(c.AdminToken) < 16 {
+				return errors.New("must be at least 16 bytes")
+			}
+			return nil
+		}).defaultDoc("none (off)").
+		link("[admin page](docs/operations.md#admin-page)").sensitive = true
 	// One connection is kept from WebSockets for /healthz and pages, so a
 	// cap of 1 would leave no room for the lobby.
 	b.add("max-http-conns", "max_conns", intValue{&c.MaxConns, Auto},

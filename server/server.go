@@ -37,6 +37,13 @@ type Server struct {
 	// redirect is the plain-HTTP listener sending browsers to HTTPS; nil
 	// without TLS or when off.
 	redirect *redirectServer
+
+	// The admin page's: its token (empty: off), wrong tokens per client
+	// network, and what it shows of the process.
+	adminToken    apiKeys
+	adminFailures *failureLimit
+	started       time.Time
+	build         buildInfo
 }
 
 // The TURN relay caches each allocation's room and relies on the hub to say
@@ -70,7 +77,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		log.Warn("no TURN secret configured: generated a random one; TURN credentials will not survive a restart",
 			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
 	}
-	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1), apiKeys: newAPIKeys(cfg.HTTP.APIKeys)}
+	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1), apiKeys: newAPIKeys(cfg.HTTP.APIKeys),
+		adminFailures: newFailureLimit(adminFailureEvery, adminFailureBurst), started: time.Now(), build: readBuildInfo()}
+	if cfg.HTTP.AdminToken != "" {
+		s.adminToken = newAPIKeys([]string{cfg.HTTP.AdminToken})
+	}
 	if cfg.TURN.PublicIP.IsLoopback() {
 		log.Warn("relay address is loopback: only players on this machine can connect",
 			"component", "server", "public_ip", cfg.TURN.PublicIP, "hint", "set -public-ip to this host's public address")

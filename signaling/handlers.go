@@ -45,6 +45,7 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 	r := &room{
 		code:         code,
 		seq:          h.dir.nextSeq,
+		created:      h.cfg.Now(),
 		name:         strings.TrimSpace(m.Name),
 		maxPlayers:   m.MaxPlayers,
 		public:       m.Public,
@@ -169,15 +170,20 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 		s.log.Info("host migrated", "room", r.code, "from", player, "to", next.playerID, "reason", reason)
 		return
 	}
+	h.closeRoomLocked(r, protocol.ReasonHostLeft)
+	s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
+}
+
+// closeRoomLocked empties r, telling every member why, and forgets it.
+func (h *Hub) closeRoomLocked(r *room, reason string) {
 	for _, m := range r.members {
 		m.playerID, m.ready = "", false
 		h.setRoomLocked(m, nil)
 	}
-	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonHostLeft})
+	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: reason})
 	delete(h.rooms, r.code)
 	h.roomChangedLocked(r) // off the list
 	h.counters.roomsClosed.Add(1)
-	s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
 }
 
 func beforeSignal(s *Session, m *protocol.Signal) (prep, error) {

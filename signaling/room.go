@@ -5,6 +5,7 @@ import (
 	"crypto/subtle"
 	"fmt"
 	"strconv"
+	"time"
 	"unicode/utf8"
 
 	"github.com/hostrelay/hostrelay/protocol"
@@ -18,6 +19,7 @@ const maxBansPerRoom = 256
 type room struct {
 	code       string
 	seq        uint64 // creation order, newest highest: the room list shows newest first
+	created    time.Time
 	name       string
 	maxPlayers int
 	public     bool

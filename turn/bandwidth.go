@@ -112,18 +112,19 @@ func (p *bandwidthPolicy) allow(l *bandwidthLimit, n int, now int64) bool {
 
 // admit charges a packet of n bytes sent by c's client on any relay path.
 // It reports false, counting and maybe logging the drop, when the packet is
-// over c's bandwidth.
+// over c's bandwidth. What it lets through is counted for c's usage.
 func (r *registry) admit(c *relayConn, n int) bool {
-	if !r.bw.limited {
-		return true
-	}
-	now := int64(time.Since(r.bw.epoch))
-	if r.bw.allow(&c.bw, n, now) {
-		return true
-	}
-	r.overBandwidth(c, n, now)
+	if r.bw.limited {
+		now := int64(time.Since(r.bw.epoch))
+		if !r.bw.allow(&c.bw, n, now) {
+			r.overBandwidth(c, n, now)
 
-	return false
+			return false
+		}
+	}
+	c.usage.relayed.Add(uint64(n)) //nolint:gosec // a length
+
+	return true
 }
 
 // overBandwidth counts a packet dropped for c's bandwidth and logs at most

@@ -50,6 +50,8 @@ type relayConn struct {
 	rooms roomCache
 	// bw is this allocation's bandwidth budget, charged for what its client sends.
 	bw bandwidthLimit
+	// usage is what it relayed, for the operator's view (usage.go).
+	usage usage
 }
 
 // aLongTimeAgo is a read deadline that makes a blocked read return at once.
@@ -216,6 +218,7 @@ type relayGenerator struct {
 	reg    *registry
 	bindIP net.IP
 	log    *slog.Logger
+	ids    atomic.Uint64 // the last usage.id handed out
 }
 
 // Validate is called by pion's NewServer.
@@ -251,6 +254,7 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 		port:   port,
 		public: &net.UDPAddr{IP: g.reg.public.AsSlice(), Port: int(port)},
 		local:  netip.AddrPortFrom(g.reg.local, port),
+		usage:  usage{id: g.ids.Add(1), created: time.Now()},
 	}
 	if err := g.reg.addPending(c); err != nil {
 		_ = conn.Close()

@@ -11,6 +11,8 @@ const texts: Record<string, string> = {
   disconnected: 'Lost the connection to the server, and the room with it.',
   timeout: 'The server did not answer in time. Try again.',
   host_left: 'The host left, so the room closed.',
+  operator_kicked: 'The server’s operator removed you from this room, so you cannot rejoin it.',
+  operator_closed: 'The server’s operator closed this room.',
   rate_limited: 'Too many attempts. Wait a minute and try again.',
   server_full: 'This server has no room for another game right now. Try again later.',
   unsupported_version: 'This page is out of date. Reload it.',
@@ -31,11 +33,13 @@ const titles: Record<string, string> = {
   closed: 'Disconnected',
   disconnected: 'Disconnected',
   host_left: 'Room closed',
+  operator_kicked: 'Removed from the room',
+  operator_closed: 'Room closed',
   unsupported_version: 'Page out of date',
 };
 
 /** Codes after which trying the same thing again cannot help. */
-const final = new Set(['room_not_found', 'host_left', 'kicked', 'disconnected']);
+const final = new Set(['room_not_found', 'host_left', 'kicked', 'disconnected', 'operator_kicked', 'operator_closed']);
 
 /** The heading of the error view. */
 export function titleOf(code: string): string {

@@ -189,7 +189,7 @@ export class RoomController {
         }
         this.store.update({ phase: 'error', openPeers: [], error: { code: 'disconnected', message: reason } });
         return;
-      default: // kicked, host_left
+      default: // kicked, host_left, operator_kicked, operator_closed
         this.rejoin = null;
         this.store.update({ phase: 'error', openPeers: [], error: { code: reason, message: reason } });
     }

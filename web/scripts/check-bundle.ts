@@ -42,6 +42,10 @@ if (scripts.length === 0 || sources.length === 0) {
 }
 
 const problems: string[] = [];
+// The Go server embeds both pages: the lobby at / and the admin page at /admin.
+for (const page of ['index.html', 'admin.html']) {
+  if (!files.some((f) => relative(dir, f) === page)) problems.push(`${page} is missing from the ${build} build`);
+}
 for (const { what, module, marker } of TEST_MODULES) {
   const inScripts = scripts.filter((f) => f.text.includes(marker)).map((f) => relative(dir, f.path));
   const inMaps = sources.filter((s) => s.source.endsWith(module)).map((s) => relative(dir, s.path));

@@ -31,6 +31,10 @@ export const Reason = {
   Disconnect: 'disconnected',
   HostLeft: 'host_left',
   Kicked: 'kicked',
+  /** The server's operator removed the player (it may not rejoin the room), from the admin page. */
+  OperatorKicked: 'operator_kicked',
+  /** The server's operator closed the room, from the admin page. */
+  OperatorClosed: 'operator_closed',
 } as const;
 export type CloseReason = (typeof Reason)[keyof typeof Reason];
 
