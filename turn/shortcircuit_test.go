@@ -133,12 +133,16 @@ func channelData(number uint16, payload string) []byte {
 // unitRegistry is a registry with two hand-made relays a (port 1000, client
 // 127.0.0.1:5000) and b (port 2000, client 127.0.0.1:6000) bound to each
 // other on channels 0x4000 (a) and 0x4001 (b).
-func unitRegistry(t testing.TB) (*registry, *fakeSessions, *relayConn, *relayConn) {
+func unitRegistry(t testing.TB, opts ...func(*Config)) (*registry, *fakeSessions, *relayConn, *relayConn) {
 	t.Helper()
 	fs := newFakeSessions()
 	fs.join("a", "r1")
 	fs.join("b", "r1")
-	cfg := testConfig(fs).prepared()
+	cfg := testConfig(fs)
+	for _, o := range opts {
+		o(&cfg)
+	}
+	cfg = cfg.prepared()
 	reg := newRegistry(cfg, testLogger())
 	mk := func(port uint16, session string, client string) *relayConn {
 		conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
