@@ -322,8 +322,10 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 		return tc, nil
 	}
 
-	_ = c.Close()
+	// Counted before the close: the client sees the close at once, and a
+	// reader of Stats after it must find the refusal counted.
 	total := l.refused.Add(1)
+	_ = c.Close()
 	if l.logDue(&l.lastRefusal, time.Now()) {
 		limit := l.caps.maxConns
 		if over == "ip" {
