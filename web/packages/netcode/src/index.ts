@@ -1,7 +1,8 @@
 // hostrelay netcode: a host-authoritative game loop over a RoomSession.
 // The host runs the simulation at a fixed tick and sends delta-compressed
 // snapshots; clients send inputs, predict themselves and interpolate the
-// rest. See docs/netcode.md.
+// rest. For deterministic games, LockstepSession runs rollback or
+// host-clocked lockstep instead. See docs/netcode.md.
 export { DEFAULT_HANDOVER_GRACE_MS, NetHost, type HostTick, type HostValidation, type NetHostEvents, type NetHostOptions } from './host/host.js';
 export type { HostPeerStats } from './host/peer.js';
 export { NetClient, type ClientView, type NetClientEvents, type NetClientOptions } from './client/client.js';
@@ -21,7 +22,21 @@ export {
   type SchemaSpec,
 } from './wire/schema.js';
 export { buttonsCodec, type Buttons, type InputCodec } from './wire/input-codec.js';
-export { hashEntities, HashLog, firstDivergentTick } from './wire/state-hash.js';
+export { hashBytes, hashEntities, HashLog, firstDivergentTick } from './wire/state-hash.js';
+export type { DeterministicGame } from './lockstep/game.js';
+export {
+  DEFAULT_INPUT_DELAY,
+  DEFAULT_LOCKSTEP_BUFFER,
+  DEFAULT_MAX_ROLLBACK,
+  DEFAULT_STALL_TIMEOUT_MS,
+  LockstepSession,
+  type Desync,
+  type LockstepEvents,
+  type LockstepOptions,
+  type LockstepPhase,
+  type LockstepStats,
+} from './lockstep/session.js';
+export { MAX_FRAMES_PER_PACKET, MAX_LOCKSTEP_PLAYERS, MAX_LOCKSTEP_WINDOW, type LockstepMode } from './wire/lockstep-packets.js';
 export { WireError } from './wire/bytes.js';
 export { LagCompensator, MAX_REWIND_MS, type LagCompensationOptions } from './host/lag-compensation.js';
 export { Validator, type Position, type ValidationRules, type Verdict, type Violation, type ViolationKind } from './host/validation.js';

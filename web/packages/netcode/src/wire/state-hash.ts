@@ -25,6 +25,19 @@ export function hashEntities<F extends string>(schema: Schema<F>, entities: Read
 }
 
 /**
+ * FNV-1a over bytes, the same function hashEntities mixes entities with: the
+ * deterministic modes hash a game's serialized state with it.
+ */
+export function hashBytes(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < bytes.length; i++) {
+    h ^= bytes[i]!;
+    h = Math.imul(h, 0x01000193);
+  }
+  return h >>> 0;
+}
+
+/**
  * Per-tick hashes of one run, kept for a bounded number of ticks, so two
  * runs (host and client, or two replays) can be compared afterwards.
  */

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { kickballMatch, type KickballMatch } from '../testing/kickball.test-util.js';
+import { firstDivergentTick } from '../wire/state-hash.js';
+import type { Desync } from './session.js';
+
+const BAD = { latencyMs: 50, jitterMs: 20, loss: 0.1 }; // each way: 100 ms RTT, ± 20 ms, 10 % loss
+
+function watch(m: KickballMatch): { desyncs: Desync[][]; failures: string[] } {
+  const desyncs = m.peers.map(() => [] as Desync[]);
+  const failures: string[] = [];
+  m.peers.forEach((p, i) => {
+    p.on('desync', (d) => desyncs[i]!.push(d));
+    p.on('failed', (r) => failures.push(`peer ${i}: ${r}`));
+  });
+  return { desyncs, failures };
+}
+
+/** Every peer's hash of the newest frame all of them confirmed. */
+function finalHashes(m: KickballMatch): { frame: number; hashes: (number | undefined)[] } {
+  const frame = Math.min(...m.peers.map((p) => p.confirmedFrame));
+  return { frame, hashes: m.peers.map((p) => p.hashLog?.get(frame)) };
+}
+
+describe.each(['rollback', 'lockstep'] as const)('%s kickball, host and 2 clients, 10 minutes at 100 ms RTT / 20 ms jitter / 10 % loss', (mode) => {
+  it('never desyncs, ends on equal state hashes, and reports its figures', () => {
+    const m = kickballMatch({ mode, clients: 2, conditions: BAD, seed: 7 });
+    const seen = watch(m);
+    for (let s = 0; s < 600; s++) m.clock.advance(1000);
+    expect(seen.failures).toEqual([]);
+    expect(seen.desyncs.flat()).toEqual([]);
+    const { frame, hashes } = finalHashes(m);
+    expect(frame).toBeGreaterThan(60 * 590);
+    expect(new Set(hashes).size).toBe(1);
+    expect(hashes[0]).toBeTypeOf('number');
+    for (const p of m.peers.slice(1)) expect(firstDivergentTick(m.peers[0]!.hashLog!, p.hashLog!)).toBeNull();
+    for (const [i, p] of m.peers.entries()) {
+      const s = p.stats();
+      console.log(
+        `${mode} peer ${i}: frame ${s.frame} confirmed ${s.confirmedFrame}, rollbacks ${s.rollbacks} (${s.rollbacksPerSecond.toFixed(2)}/s), ` +
+          `re-simulated ${s.framesResimulated} (${(s.framesResimulated / (s.frame / 60)).toFixed(1)}/s), max depth ${s.maxRollbackDepth}, ` +
+          `prediction misses ${s.predictionMisses}, stalled ticks ${s.stalledTicks}, late inputs ${JSON.stringify(s.lateInputs)}, rtt ${s.rttMs.toFixed(0)} ms`,
+      );
+    }
+    if (mode === 'rollback') expect(m.peers[1]!.stats().rollbacks).toBeGreaterThan(0);
+    else expect(m.peers.every((p) => p.stats().rollbacks === 0)).toBe(true);
+  });
+
+  it('names the first divergent frame when one client perturbs its step', () => {
+    const m = kickballMatch({ mode, clients: 2, conditions: BAD, seed: 8, perturb: { slot: 2, frame: 1234 } });
+    const seen = watch(m);
+    for (let s = 0; s < 40; s++) m.clock.advance(1000);
+    expect(seen.failures).toEqual([]);
+    // Slots go by who said hello first: find the peers by slot.
+    const bySlot = (slot: number): number => m.peers.findIndex((p) => p.slot === slot);
+    expect(seen.desyncs[bySlot(0)]).toEqual([{ slot: 2, frame: 1234 }]); // the host, the referee
+    expect(seen.desyncs[bySlot(1)]).toEqual([]);
+    expect(seen.desyncs[bySlot(2)]).toEqual([{ slot: 2, frame: 1234 }]); // told by the host
+    expect(firstDivergentTick(m.peers[0]!.hashLog!, m.peers[bySlot(2)]!.hashLog!)).toBe(1234);
+    expect(firstDivergentTick(m.peers[0]!.hashLog!, m.peers[bySlot(1)]!.hashLog!)).toBeNull();
+  });
+});
