@@ -103,6 +103,25 @@ var goldenCases = []goldenCase{
 	}},
 	{"big id", TypeJoinRoom, 4294967295, &JoinRoom{Code: "ZZZZZZZ"}},
 	{"id 300", TypeLeaveRoom, 300, &LeaveRoom{}},
+	{"quick play", TypeQuickPlay, 21, &QuickPlay{Mode: "Free for all"}},
+	{"quick play new room settings", TypeQuickPlay, 22, &QuickPlay{Mode: "Duel", MaxPlayers: 2, Migrate: true}},
+	{"create party", TypeCreateParty, 23, nil},
+	{"join party", TypeJoinParty, 24, &JoinParty{Code: "PQR2345"}},
+	{"leave party", TypeLeaveParty, 25, nil},
+	{"party joined", TypePartyJoined, 24, &PartyJoined{Party: Party{Code: "PQR2345", Leader: "m1",
+		Members: []PartyMember{{ID: "m1", Name: "Ada"}, {ID: "m2", Name: "Grace"}}}, You: "m2"}},
+	{"party updated event", TypePartyUpdated, 0, &PartyUpdated{Party: Party{Code: "PQR2345", Leader: "m2",
+		Members: []PartyMember{{ID: "m2", Name: "Grace"}}}}},
+	{"room joined by party event", TypeRoomJoined, 0, &RoomJoined{
+		Room:    RoomInfo{Code: "ABC2345", Name: "Quick play: Duel", MaxPlayers: 2, Public: true, Host: "p1", Mode: "Duel"},
+		You:     "p2",
+		Players: []Player{{ID: "p1", Name: "Ada"}, {ID: "p2", Name: "Grace"}},
+		ICE:     ICE{Servers: []ICEServer{{URLs: []string{"turn:127.0.0.1:3478?transport=udp"}, Username: "1795000000:s_y", Credential: "c"}}, TTL: 60},
+	}},
+	{"party not found error", TypeError, 24, &Error{Code: CodePartyNotFound, Message: "no party with code PQR2345"}},
+	{"party full error", TypeError, 24, &Error{Code: CodePartyFull, Message: "party PQR2345 is full (4 of 4)"}},
+	{"already in party error", TypeError, 23, &Error{Code: CodeAlreadyInParty, Message: "leave party PQR2345 first"}},
+	{"not in party error", TypeError, 25, &Error{Code: CodeNotInParty, Message: "not in a party"}},
 }
 
 func TestGolden(t *testing.T) {

@@ -34,6 +34,7 @@ const (
 	MaxChatText    = 200 // runes of one chat line
 	MinDevice      = 16  // bytes of Hello.Device
 	MaxDevice      = 64  // bytes of Hello.Device
+	MaxPartySize   = 4   // members of one party: a few friends, who fit any room of 4 or more
 )
 
 // RoomCodeAlphabet leaves out 0, O, 1, I, L (read alike) and U (accidental

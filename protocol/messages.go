@@ -183,6 +183,9 @@ func NewBody(typ string) (any, bool) {
 	if b, ok := newResumeBody(typ); ok {
 		return b, true
 	}
+	if b, ok := newPartyBody(typ); ok {
+		return b, true
+	}
 	switch typ {
 	case TypeHello:
 		return &Hello{}, true

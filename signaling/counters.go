@@ -53,7 +53,8 @@ var refusalRequests = [...]string{ //nolint:gochecknoglobals // a read-only tabl
 	protocol.TypeHello, protocol.TypeCreateRoom, protocol.TypeJoinRoom, protocol.TypeLeaveRoom,
 	protocol.TypeSignal, protocol.TypeSetName, protocol.TypeSetReady, protocol.TypeUpdateRoom,
 	protocol.TypeKick, protocol.TypeStartGame, protocol.TypeChat, protocol.TypeWatchRooms,
-	protocol.TypeUnwatchRooms, OtherLabel,
+	protocol.TypeUnwatchRooms, protocol.TypeQuickPlay, protocol.TypeCreateParty, protocol.TypeJoinParty,
+	protocol.TypeLeaveParty, OtherLabel,
 }
 
 // refusalCodes are the protocol's error codes; the last slot counts any
@@ -64,7 +65,8 @@ var refusalCodes = [...]string{ //nolint:gochecknoglobals // a read-only table
 	protocol.CodeRoomFull, protocol.CodeWrongPassword, protocol.CodeAlreadyInRoom,
 	protocol.CodeNotInRoom, protocol.CodePeerNotFound, protocol.CodeForbidden, protocol.CodeKicked,
 	protocol.CodeNotReady, protocol.CodeNameRequired, protocol.CodeResumeFailed,
-	protocol.CodeRateLimited, protocol.CodeServerFull, protocol.CodeInternal, OtherLabel,
+	protocol.CodeRateLimited, protocol.CodeServerFull, protocol.CodeInternal, protocol.CodePartyNotFound,
+	protocol.CodePartyFull, protocol.CodeAlreadyInParty, protocol.CodeNotInParty, OtherLabel,
 }
 
 // labelIndex is the index of v in table, or of its last entry (OtherLabel).

@@ -45,6 +45,7 @@ func okReply() reply { return reply{typ: protocol.TypeOK, body: &protocol.OK{}} 
 // the time, which the per-IP join limits key on.
 type prep struct {
 	ice    protocol.ICE
+	ices   map[*Session]protocol.ICE // quick play: the sender's party too
 	remote netip.Addr
 	now    time.Time
 }
@@ -168,6 +169,10 @@ func newRoutes() map[string]route {
 		protocol.TypeWatchRooms: serve(spec[protocol.WatchRooms]{from: outsideRoom, why: "the room list is for players outside a room",
 			ignoreBody: true, do: subscribeRoomList}),
 		protocol.TypeUnwatchRooms: serve(spec[protocol.UnwatchRooms]{ignoreBody: true, do: unsubscribeRoomList}),
+		protocol.TypeQuickPlay:    serve(spec[protocol.QuickPlay]{from: outsideRoom, before: beforeQuickPlay, do: quickPlay}),
+		protocol.TypeCreateParty:  serve(spec[protocol.CreateParty]{ignoreBody: true, do: createParty}),
+		protocol.TypeJoinParty:    serve(spec[protocol.JoinParty]{lateValidate: true, before: beforeJoinParty, do: joinParty}),
+		protocol.TypeLeaveParty:   serve(spec[protocol.LeaveParty]{ignoreBody: true, do: leaveParty}),
 	}
 }
 

@@ -27,14 +27,31 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 		h.counters.limited(limitRoomsPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 	}
+	r, err := h.newRoomLocked(s, strings.TrimSpace(m.Name), m.MaxPlayers, m.Public, strings.TrimSpace(m.Mode), m.Migrate, hashPassword(m.Password))
+	if err != nil {
+		return reply{}, err
+	}
+	h.enterRoomLocked(s, r)
+	h.roomChangedLocked(r)
+	h.scheduleICELocked(s, q.prep.ice.TTL)
+	h.counters.roomsCreated.Add(1)
+	s.log.Info("room created", "room", r.code, "max_players", r.maxPlayers, "public", r.public, "migrate", r.migrate)
+	return reply{typ: protocol.TypeRoomJoined, body: &protocol.RoomJoined{
+		Room: r.info(), You: s.playerID, Players: r.players(), ICE: q.prep.ice,
+	}}, nil
+}
+
+// newRoomLocked makes a room with host s (not yet entered) and registers
+// it, or refuses with server_full at MaxRooms.
+func (h *Hub) newRoomLocked(s *Session, name string, maxPlayers int, public bool, mode string, migrate bool, passwordHash []byte) (*room, error) {
 	if len(h.rooms) >= h.cfg.MaxRooms {
-		return reply{}, fail(protocol.CodeServerFull, "this server has reached its room limit; try again later")
+		return nil, fail(protocol.CodeServerFull, "this server has reached its room limit; try again later")
 	}
 	var code string
 	for {
 		c, err := newRoomCode()
 		if err != nil {
-			return reply{}, err
+			return nil, err
 		}
 		if _, taken := h.rooms[c]; !taken {
 			code = c
@@ -46,23 +63,16 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 		code:         code,
 		seq:          h.dir.nextSeq,
 		created:      h.cfg.Now(),
-		name:         strings.TrimSpace(m.Name),
-		maxPlayers:   m.MaxPlayers,
-		public:       m.Public,
-		mode:         strings.TrimSpace(m.Mode),
-		migrate:      m.Migrate,
-		passwordHash: hashPassword(m.Password),
+		name:         name,
+		maxPlayers:   maxPlayers,
+		public:       public,
+		mode:         mode,
+		migrate:      migrate,
+		passwordHash: passwordHash,
 		host:         s,
 	}
 	h.rooms[code] = r
-	h.enterRoomLocked(s, r)
-	h.roomChangedLocked(r)
-	h.scheduleICELocked(s, q.prep.ice.TTL)
-	h.counters.roomsCreated.Add(1)
-	s.log.Info("room created", "room", code, "max_players", r.maxPlayers, "public", r.public, "migrate", r.migrate)
-	return reply{typ: protocol.TypeRoomJoined, body: &protocol.RoomJoined{
-		Room: r.info(), You: s.playerID, Players: r.players(), ICE: q.prep.ice,
-	}}, nil
+	return r, nil
 }
 
 // beforeJoinRoom refuses early, before any work is spent on a guesser

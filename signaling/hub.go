@@ -32,6 +32,7 @@ type Hub struct {
 	// lookup's timing reveals nothing usable about a real token.
 	tokens  map[[sha256.Size]byte]*Session
 	rooms   map[string]*room
+	parties map[string]*party
 	dir     directory
 	closing bool
 	// roomChangeListeners hear of every change of a session's room (see
@@ -62,6 +63,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		joins:        newIPLimiter(time.Minute/time.Duration(cfg.JoinsPerMinute), cfg.JoinsPerMinute),
 		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
+		parties:      make(map[string]*party),
 		routes:       newRoutes(),
 	}, nil
 }
@@ -200,6 +202,9 @@ func (h *Hub) Stats() Stats {
 func (h *Hub) endLocked(s *Session, reason string) {
 	if s.room != nil {
 		h.leaveLocked(s, reason)
+	}
+	if s.party != nil {
+		h.leavePartyLocked(s)
 	}
 	h.unsubscribeRoomListLocked(s)
 	if s.awayTimer != nil {

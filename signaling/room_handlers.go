@@ -14,6 +14,9 @@ import (
 func setName(q req[protocol.SetName]) (reply, error) {
 	s, h := q.s, q.h
 	s.name = strings.TrimSpace(q.m.Name)
+	if s.party != nil {
+		h.partyChangedLocked(s.party, nil)
+	}
 	if r := q.room; r != nil {
 		s.displayName = r.uniqueName(s.name, s)
 		h.broadcastLocked(r, nil, protocol.TypePlayerUpdated, &protocol.PlayerUpdated{Player: s.player()})

@@ -45,7 +45,10 @@ type Session struct {
 	name       string
 	hello      bool
 	room       *room // written only by Hub.setRoomLocked
-	playerID   string
+	party      *party
+	// partyMember is s's member id in its party.
+	partyMember string
+	playerID    string
 	// device is the hash of Hello.Device ("" if none): what a kick bans.
 	device string
 	// displayName is name as the current room shows it (made unique there).

@@ -6,6 +6,7 @@ import { deviceId, nameProblem, saveName, savedName } from './identity';
 import { mark } from './marks';
 import { describe } from './messages';
 import { RoomController } from './room-controller';
+import { PartyPanel } from './party';
 import { checkRoomForm, setUpFieldLimits } from './room-form';
 import { initialState, Store } from './state';
 import { installTestHooks } from './test-hooks';
@@ -28,11 +29,16 @@ const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://$
 testing?.useLink(link);
 const rooms = new RoomController(store, testing?.attach);
 let directory: RoomDirectory | null = null;
+const party = new PartyPanel(
+  () => link.client,
+  () => commitName(ui.name, ui.nameError),
+);
 
 // Fields are filled before the first render, which focuses an empty name field only.
 setUpName();
 setUpCreate();
 setUpJoin();
+setUpQuickPlay();
 store.subscribe(render);
 window.addEventListener('popstate', () => location.reload());
 
@@ -45,6 +51,12 @@ if (sharePath !== undefined) {
 link.on('status', (connection, retryInMs) => store.update({ connection, retryInMs }));
 link.on('connected', (client) => {
   if (store.state.phase === 'lobby') void watchRooms(client);
+  party.onConnected(client, nameProblem(store.state.name) === null);
+  // Synchronously, so the room session hears the room's events that follow.
+  client.on('roomJoined', (joined) => {
+    stopWatching();
+    rooms.placed(client, joined);
+  });
   rooms.onReconnected(client);
 });
 ui.bannerRetry.addEventListener('click', () => link.retryNow());
@@ -153,6 +165,25 @@ async function createRoom(): Promise<void> {
     await commitName(ui.name, ui.nameError);
     stopWatching();
     await rooms.create(client, settings);
+  });
+}
+
+// ---- play now ----
+
+function setUpQuickPlay(): void {
+  ui.quickForm.addEventListener('submit', (e) => {
+    e.preventDefault();
+    void quickPlay();
+  });
+}
+
+async function quickPlay(): Promise<void> {
+  fieldError(ui.quickError, null);
+  if (checkName(ui.name, ui.nameError) === null) return;
+  await busy(ui.quickButton, ui.quickError, async (client) => {
+    await commitName(ui.name, ui.nameError);
+    stopWatching();
+    await rooms.quickPlay(client, ui.quickMode.value);
   });
 }
 

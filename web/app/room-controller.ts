@@ -4,6 +4,7 @@ import {
   RoomSession,
   type CreateRoomOptions,
   type LobbyClient,
+  type RoomJoined,
   type RoomSessionOptions,
   type RunningGame,
   type Unsubscribe,
@@ -68,6 +69,17 @@ export class RoomController {
 
   async create(client: LobbyClient, settings: CreateRoomOptions): Promise<void> {
     this.enter(await RoomSession.create(client, settings, sessionOptions), '');
+  }
+
+  /** Play now: the fullest open room of the mode, or a new one we host. */
+  async quickPlay(client: LobbyClient, mode: string): Promise<void> {
+    this.enter(await RoomSession.quickPlay(client, mode, { migrate: true }, sessionOptions), '');
+  }
+
+  /** Our party's leader pressed Play now: the server already put us in this room. */
+  placed(client: LobbyClient, joined: RoomJoined): void {
+    if (this.active) return; // cannot happen: the server places only members outside a room
+    this.enter(new RoomSession(client, joined, sessionOptions), '');
   }
 
   async join(client: LobbyClient, code: string, password: string): Promise<void> {

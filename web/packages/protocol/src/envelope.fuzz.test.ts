@@ -27,6 +27,7 @@ const ITEMS: Record<string, unknown> = {
   rooms: bodies.roomList.fromWire({ rooms: [null] }, 'x').rooms[0],
   set: bodies.roomList.fromWire({ rooms: [null] }, 'x').rooms[0],
   servers: bodies.iceRefresh.fromWire({ ice: { servers: [null] } }, 'x').ice.servers[0],
+  members: bodies.partyUpdated.fromWire({ party: { members: [null] } }, 'x').party.members[0],
   urls: '',
   del: '',
 };

@@ -22,6 +22,10 @@ export const ErrorCode = {
   RateLimited: 'rate_limited',
   ServerFull: 'server_full',
   Internal: 'internal',
+  PartyNotFound: 'party_not_found',
+  PartyFull: 'party_full',
+  AlreadyInParty: 'already_in_party',
+  NotInParty: 'not_in_party',
 } as const;
 export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

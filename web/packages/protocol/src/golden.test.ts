@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame } from './envelope.js';
+import { ErrorCode } from './errors.js';
 import type { MessageMap, MessageTypeName } from './messages.js';
 
 // protocol/testdata/golden.json is the contract with the Go codec: every
@@ -49,6 +50,13 @@ describe('golden vectors', () => {
       expect(toHex(again)).toBe(v.hex);
     });
   }
+
+  it('knows every error code the vectors use', () => {
+    const known: readonly string[] = Object.values(ErrorCode);
+    const used = vectors.filter((v) => v.t === 'error').map((v) => (v.b as { code: string }).code);
+    expect(used).toContain('party_full');
+    for (const code of used) expect(known, code).toContain(code);
+  });
 
   it('encodes from the JSON form too', () => {
     for (const v of vectors) {

@@ -22,6 +22,9 @@ export const MAX_MODE = 24; // runes of a game mode label
 export const MAX_CHAT_TEXT = 200; // runes of one chat line
 export const MIN_DEVICE = 16; // bytes of hello.device
 export const MAX_DEVICE = 64; // bytes of hello.device
+export const MAX_PARTY_SIZE = 4; // members of one party
+/** The size of a room quickPlay makes when its maxPlayers is 0. */
+export const DEFAULT_QUICK_PLAYERS = 8;
 
 /** Leaves out 0, O, 1, I, L (read alike) and U (accidental words). */
 export const ROOM_CODE_ALPHABET = '23456789ABCDEFGHJKMNPQRSTVWXYZ';

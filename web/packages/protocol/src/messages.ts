@@ -32,6 +32,12 @@ export const MessageType = {
   RoomListUpdate: 'roomListUpdate',
   HostChanged: 'hostChanged',
   IceRefresh: 'iceRefresh',
+  QuickPlay: 'quickPlay',
+  CreateParty: 'createParty',
+  JoinParty: 'joinParty',
+  LeaveParty: 'leaveParty',
+  PartyJoined: 'partyJoined',
+  PartyUpdated: 'partyUpdated',
 } as const;
 
 /** Signal kinds: the joining client offers, the host answers, both trickle candidates. */
@@ -282,6 +288,53 @@ export interface IceRefresh {
   ice: Ice;
 }
 
+/**
+ * A seat in the fullest public, unstarted, unpassworded room of `mode` with
+ * seats for the sender's whole party, or a new public room of the mode
+ * (`maxPlayers` 0: DEFAULT_QUICK_PLAYERS). Answered with roomJoined; the
+ * party's other members get roomJoined as an event (id 0).
+ */
+export interface QuickPlay {
+  mode: string;
+  maxPlayers: number;
+  migrate: boolean;
+}
+
+/** Makes a party with the sender as leader. */
+export type CreateParty = Record<string, never>;
+
+/** Joins the party with this code. */
+export interface JoinParty {
+  code: string;
+}
+
+/** Leaves the sender's party. */
+export type LeaveParty = Record<string, never>;
+
+/** One member of a party; `id` is unique within the party. */
+export interface PartyMember {
+  id: string;
+  name: string;
+}
+
+/** A party as its members see it: `leader` is a member id, members oldest first. */
+export interface Party {
+  code: string;
+  leader: string;
+  members: PartyMember[];
+}
+
+/** Answers createParty and joinParty; `you` is the receiver's member id. */
+export interface PartyJoined {
+  party: Party;
+  you: string;
+}
+
+/** The party changed: a member joined, left or was renamed, or the leader changed. */
+export interface PartyUpdated {
+  party: Party;
+}
+
 /** Each message type tag and its body. */
 export interface MessageMap {
   hello: Hello;
@@ -312,6 +365,12 @@ export interface MessageMap {
   roomListUpdate: RoomListUpdate;
   hostChanged: HostChanged;
   iceRefresh: IceRefresh;
+  quickPlay: QuickPlay;
+  createParty: CreateParty;
+  joinParty: JoinParty;
+  leaveParty: LeaveParty;
+  partyJoined: PartyJoined;
+  partyUpdated: PartyUpdated;
 }
 export type MessageTypeName = keyof MessageMap;
 

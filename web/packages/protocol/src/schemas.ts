@@ -2,6 +2,7 @@ import { always, bool, int, list, str, struct, type Field } from './fields.js';
 import type {
   Chat,
   ChatMessage,
+  CreateParty,
   CreateRoom,
   ErrorBody,
   GameStarted,
@@ -10,16 +11,23 @@ import type {
   IceRefresh,
   Ice,
   IceServer,
+  JoinParty,
   JoinRoom,
   Kick,
+  LeaveParty,
   LeaveRoom,
   MessageMap,
   MessageTypeName,
   Ok,
+  Party,
+  PartyJoined,
+  PartyMember,
+  PartyUpdated,
   Player,
   PlayerJoined,
   PlayerLeft,
   PlayerUpdated,
+  QuickPlay,
   RoomClosed,
   RoomInfo,
   RoomJoined,
@@ -63,6 +71,9 @@ const roomSummary = struct<RoomSummary>({
   hasPassword: bool,
   started: bool,
 });
+
+const partyMember = struct<PartyMember>({ id: str, name: str });
+const party = struct<Party>({ code: str, leader: str, members: list(partyMember) });
 
 const iceServer = struct<IceServer>({ urls: list(str), username: str, credential: str });
 const ice = struct<Ice>({ servers: list(iceServer), ttl: int });
@@ -117,6 +128,12 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
   roomListUpdate: struct<RoomListUpdate>({ set: list(roomSummary), del: list(str) }),
   hostChanged: struct<HostChanged>({ host: str, prev: str }),
   iceRefresh: struct<IceRefresh>({ ice: always(ice) }),
+  quickPlay: struct<QuickPlay>({ mode: str, maxPlayers: int, migrate: bool }),
+  createParty: struct<CreateParty>({}),
+  joinParty: struct<JoinParty>({ code: str }),
+  leaveParty: struct<LeaveParty>({}),
+  partyJoined: struct<PartyJoined>({ party: always(party), you: str }),
+  partyUpdated: struct<PartyUpdated>({ party: always(party) }),
 };
 
 export function isMessageType(t: string): t is MessageTypeName {

@@ -6,6 +6,7 @@ export {
   type LobbyClientOptions,
   type LobbyEvents,
   type OutgoingSignal,
+  type QuickPlayOptions,
   type RoomSettings,
 } from './lobby-client.js';
 export { gameFor, type Game, type GameContext, type GameStats, type RunningGame } from './game.js';
@@ -39,6 +40,9 @@ export type {
   GameStarted,
   Ice,
   IceServer,
+  Party,
+  PartyJoined,
+  PartyMember,
   Player,
   RoomInfo,
   RoomJoined,
@@ -46,4 +50,4 @@ export type {
   RoomSummary,
   Signal,
 } from '@hostrelay/protocol';
-export { ErrorCode, Reason, normalizeRoomCode } from '@hostrelay/protocol';
+export { ErrorCode, MAX_PARTY_SIZE, Reason, normalizeRoomCode } from '@hostrelay/protocol';

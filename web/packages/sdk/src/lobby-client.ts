@@ -11,6 +11,8 @@ import {
   type Ice,
   type MessageMap,
   type MessageTypeName,
+  type Party,
+  type PartyJoined,
   type Player,
   type PlayerLeft,
   type RoomClosed,
@@ -68,6 +70,13 @@ export interface CreateRoomOptions {
   migrate?: boolean;
 }
 
+export interface QuickPlayOptions {
+  /** The size of the room made when none has a seat (default: the server's, 8). */
+  maxPlayers?: number;
+  /** Whether that room promotes a member when its host leaves (see CreateRoomOptions.migrate). */
+  migrate?: boolean;
+}
+
 /** New room settings (host only). The password changes only if `password` is given ('' removes it). */
 export interface RoomSettings {
   name: string;
@@ -105,6 +114,14 @@ export interface LobbyEvents {
   hostChanged: [event: HostChanged];
   /** Fresh TURN credentials for this session, before the old ones expire. */
   iceRefresh: [ice: Ice];
+  /**
+   * Our party's leader pressed Play now and the server put us in a room with
+   * the party. Start a RoomSession from it in the listener (synchronously):
+   * the room's events follow at once.
+   */
+  roomJoined: [joined: RoomJoined];
+  /** Our party changed: a member joined, left or was renamed, or the leader changed. */
+  partyUpdated: [party: Party];
   /** A server notice (an Error with no request) or a frame we could not read. */
   error: [error: LobbyError];
   /** The connection dropped and we are taking the seat back (with `resume`); `attempt` counts from 1. */
@@ -218,6 +235,30 @@ export class LobbyClient {
   /** Joins a room by its code; a wrong or missing password rejects with code 'wrong_password'. */
   joinRoom(code: string, password?: string): Promise<RoomJoined> {
     return this.request('joinRoom', { code, password }, 'roomJoined');
+  }
+
+  /**
+   * Play now: a seat in the fullest open public room of `mode`, or a new
+   * public room of that mode with us as host. In a party only the leader may
+   * call it ('forbidden' otherwise), and the whole party comes along: the
+   * other members get a 'roomJoined' event.
+   */
+  quickPlay(mode: string, options: QuickPlayOptions = {}): Promise<RoomJoined> {
+    return this.request('quickPlay', { mode, maxPlayers: options.maxPlayers, migrate: options.migrate }, 'roomJoined');
+  }
+
+  /** Makes a party with us as its leader; share its code (at most MAX_PARTY_SIZE members). */
+  createParty(): Promise<PartyJoined> {
+    return this.request('createParty', undefined, 'partyJoined');
+  }
+
+  /** Joins a friend's party by its code ('party_not_found', 'party_full', 'already_in_party'). */
+  joinParty(code: string): Promise<PartyJoined> {
+    return this.request('joinParty', { code }, 'partyJoined');
+  }
+
+  async leaveParty(): Promise<void> {
+    await this.request('leaveParty', undefined, 'ok');
   }
 
   async leaveRoom(): Promise<void> {
@@ -498,6 +539,12 @@ export class LobbyClient {
         break;
       case 'iceRefresh':
         this.events.emit('iceRefresh', bodyOf(frame).ice);
+        break;
+      case 'roomJoined':
+        this.events.emit('roomJoined', bodyOf(frame));
+        break;
+      case 'partyUpdated':
+        this.events.emit('partyUpdated', bodyOf(frame).party);
         break;
       case 'error':
         this.events.emit('error', lobbyErrorFrom(bodyOf(frame)));

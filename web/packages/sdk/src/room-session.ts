@@ -2,7 +2,7 @@ import type { ChatMessage, GameStarted, HostChanged, Ice, Player, RoomInfo, Room
 import type { ChannelName } from './channels.js';
 import { Emitter, type Unsubscribe } from './emitter.js';
 import { ClientErrorCode, LobbyError, type PeerError } from './errors.js';
-import type { CreateRoomOptions, LobbyClient, RoomSettings } from './lobby-client.js';
+import type { CreateRoomOptions, LobbyClient, QuickPlayOptions, RoomSettings } from './lobby-client.js';
 import { PeerLink, type ChannelData } from './peer-link.js';
 import { backoff, type ReconnectPolicy } from './reconnect.js';
 import type { SelectedPair } from './stats.js';
@@ -124,6 +124,16 @@ export class RoomSession {
   /** Joins a room by code and connects to its host. */
   static async join(lobby: LobbyClient, code: string, password?: string, options?: RoomSessionOptions): Promise<RoomSession> {
     return new RoomSession(lobby, await lobby.joinRoom(code, password), options);
+  }
+
+  /** Play now: joins (or makes) a public room of `mode`, with our party if we lead one. */
+  static async quickPlay(
+    lobby: LobbyClient,
+    mode: string,
+    quick?: QuickPlayOptions,
+    options?: RoomSessionOptions,
+  ): Promise<RoomSession> {
+    return new RoomSession(lobby, await lobby.quickPlay(mode, quick), options);
   }
 
   /** Starts a session from a RoomJoined reply the caller got itself. */
