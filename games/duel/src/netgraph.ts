@@ -1,7 +1,8 @@
 // The netgraph: what the lockstep session is doing, a few times a second —
 // the mode, how often and how deep it rolls back, what it re-simulates,
 // predictions that missed, late inputs the host filled in, the round trip
-// and desyncs — with a strip chart of frames re-simulated per refresh.
+// and desyncs — with a strip chart of frames re-simulated (rollback) or
+// stalled ticks (lockstep) per refresh.
 import type { Desync, LockstepStats } from '@hostrelay/netcode';
 
 const HISTORY = 120;
@@ -11,7 +12,7 @@ export class DuelNetgraph {
   private readonly text: HTMLElement;
   private readonly chart: HTMLCanvasElement;
   private readonly bars: number[] = [];
-  private lastResim = 0;
+  private lastCount = 0;
 
   constructor() {
     this.el = document.createElement('div');
@@ -30,12 +31,15 @@ export class DuelNetgraph {
       `${s.mode}${host ? ' · host' : ''} · frame ${s.frame} (confirmed ${s.confirmedFrame})`,
       `rollbacks ${s.rollbacks} (${s.rollbacksPerSecond.toFixed(2)}/s)   max depth ${s.maxRollbackDepth}`,
       `re-simulated ${s.framesResimulated}   prediction misses ${s.predictionMisses}`,
-      `late inputs ${host ? late : '–'}   stalled ${s.stalledTicks}   buffered ${s.bufferedFrames}`,
+      // Late inputs are the host's count (it fills them in); buffered frames only mean something to a lockstep client.
+      `late inputs ${host ? late : '–'}   stalled ${s.stalledTicks}${!host && s.mode === 'lockstep' ? `   buffered ${s.bufferedFrames}` : ''}`,
       `RTT ${host ? '–' : `${s.rttMs.toFixed(0)} ms`}   desyncs ${desyncs.length === 0 ? 0 : desyncs.map((d) => `slot ${d.slot} @${d.frame}`).join(', ')}`,
     ].join('\n');
     this.el.classList.toggle('hr-duel-desync', desyncs.length > 0);
-    this.bars.push(s.framesResimulated - this.lastResim);
-    this.lastResim = s.framesResimulated;
+    // The chart: frames re-simulated per refresh in rollback; in lockstep, where nothing rolls back, ticks stalled waiting for a frame.
+    const count = s.mode === 'rollback' ? s.framesResimulated : s.stalledTicks;
+    this.bars.push(count - this.lastCount);
+    this.lastCount = count;
     if (this.bars.length > HISTORY) this.bars.shift();
     const c = this.chart.getContext('2d');
     if (!c) return;
