@@ -1,9 +1,10 @@
 import { arena } from '@hostrelay/game-arena';
+import { duelLockstep, duelRollback } from '@hostrelay/game-duel';
 import { pointer } from '@hostrelay/game-pointer';
 import { gameFor, type Game } from '@hostrelay/sdk';
 
 /** The games the create form offers, by mode; the first is the default. */
-export const GAMES: readonly Game[] = [arena, pointer];
+export const GAMES: readonly Game[] = [arena, duelRollback, duelLockstep, pointer];
 
 /**
  * The game a room plays. A room whose mode names none of ours (one a
