@@ -43,9 +43,9 @@ export interface DuelOptions extends GameContext {
 }
 
 /** The duel in rollback: every peer runs ahead on predicted inputs and re-simulates when one was wrong. */
-export const duelRollback: Game = { mode: 'Duel (rollback)', mount: (ctx) => mountDuel({ ...ctx, mode: 'rollback' }) };
+export const duelRollback: Game = { mode: 'Duel (rollback)', maxPlayers: 2, mount: (ctx) => mountDuel({ ...ctx, mode: 'rollback' }) };
 /** The duel in host-clocked lockstep: the host confirms each frame as it runs it; clients never predict. */
-export const duelLockstep: Game = { mode: 'Duel (lockstep)', mount: (ctx) => mountDuel({ ...ctx, mode: 'lockstep' }) };
+export const duelLockstep: Game = { mode: 'Duel (lockstep)', maxPlayers: 2, mount: (ctx) => mountDuel({ ...ctx, mode: 'lockstep' }) };
 
 export function mountDuel(opts: DuelOptions): RunningGame {
   const { session: room, container } = opts;
