@@ -74,6 +74,14 @@ describe('the duel', () => {
     const s = await client.evaluate(() => window.hostrelayDuel!.stats());
     expect(s.rollbacks).toBeGreaterThan(0);
     expect(s.framesResimulated).toBeGreaterThanOrEqual(s.rollbacks);
+    // 200 ms of round trip is past what the 10-frame window covers with 2 frames of
+    // delay: the client raises its own input delay so its inputs still reach the
+    // host in time. Before it did, the host filled 295 of the client's inputs in 328 frames.
+    const late = await host.evaluate(() => window.hostrelayDuel!.stats().lateInputs[1] ?? 0);
+    const hostFrame = await host.evaluate(() => window.hostrelayDuel!.stats().frame);
+    console.log(`duel rollback: host filled ${late} of the client's inputs in ${hostFrame} frames; client input delay ${s.inputDelay}, RTT ${s.rttMs.toFixed(0)} ms`);
+    expect(s.inputDelay).toBeGreaterThan(2);
+    expect(late).toBeLessThan(PLAY_FRAMES / 4);
     // The netgraph says so in words, refreshed four times a second.
     await until(client, () => /rollbacks [1-9]/.test(document.querySelector('.hr-duel-netgraph pre')?.textContent ?? ''), null);
     expect(await client.textContent('.hr-duel-netgraph pre')).toMatch(/^rollback · frame/);

@@ -33,7 +33,8 @@ export class DuelNetgraph {
       `re-simulated ${s.framesResimulated}   prediction misses ${s.predictionMisses}`,
       // Late inputs are the host's count (it fills them in); buffered frames only mean something to a lockstep client.
       `late inputs ${host ? late : '–'}   stalled ${s.stalledTicks}${!host && s.mode === 'lockstep' ? `   buffered ${s.bufferedFrames}` : ''}`,
-      `RTT ${host ? '–' : `${s.rttMs.toFixed(0)} ms`}   desyncs ${desyncs.length === 0 ? 0 : desyncs.map((d) => `slot ${d.slot} @${d.frame}`).join(', ')}`,
+      // The input delay grows on a rollback client whose round trip outgrew the window: the reason its own moves feel slower.
+      `RTT ${host ? '–' : `${s.rttMs.toFixed(0)} ms`}   input delay ${s.inputDelay}   desyncs ${desyncs.length === 0 ? 0 : desyncs.map((d) => `slot ${d.slot} @${d.frame}`).join(', ')}`,
     ].join('\n');
     this.el.classList.toggle('hr-duel-desync', desyncs.length > 0);
     // The chart: frames re-simulated per refresh in rollback; in lockstep, where nothing rolls back, ticks stalled waiting for a frame.

@@ -59,3 +59,63 @@ describe.each(['rollback', 'lockstep'] as const)('%s kickball, host and 2 client
     expect(firstDivergentTick(m.peers[0]!.hashLog!, m.peers[bySlot(1)]!.hashLog!)).toBeNull();
   });
 });
+
+// The browser duel (e2e/duel.test.ts) switches the client's link to 100 ms
+// each way mid-match: a 200 ms round trip, past what a 10-frame window with
+// 2 frames of input delay covers (~180 ms). Before the client raised its own
+// input delay, its window filled, it settled 6-7 frames behind the host and
+// every one of its inputs came after the host's deadline (60 late a second, for good).
+describe('rollback kickball, host and 1 client, the link stepped from perfect to 100 ms each way / 20 ms jitter / 10 % loss at 30 s', () => {
+  const STEP = { latencyMs: 100, jitterMs: 20, loss: 0.1, duplicate: 0, reorder: 0 };
+  it('stops filling the client\'s inputs within 5 s of the step, and fills few over 10 minutes', () => {
+    const m = kickballMatch({ mode: 'rollback', clients: 1, conditions: {}, seed: 7 });
+    const seen = watch(m);
+    const late = (): number => m.peers[0]!.stats().lateInputs[1] ?? 0;
+    const perSecond: number[] = [];
+    for (let s = 0; s < 600; s++) {
+      if (s === 30) m.links[0]!.setConditions(STEP);
+      const before = late();
+      m.clock.advance(1000);
+      perSecond.push(late() - before);
+    }
+    expect(seen.failures).toEqual([]);
+    expect(seen.desyncs.flat()).toEqual([]);
+    expect(perSecond.slice(0, 30).every((n) => n === 0)).toBe(true);
+    // From 5 s after the step on, a late input is a loss burst, not the rule.
+    const after = perSecond.slice(35);
+    expect(after.filter((n) => n > 0).length).toBeLessThan(after.length / 20);
+    expect(late()).toBeLessThanOrEqual(60);
+    const c = m.peers[1]!.stats();
+    expect(c.inputDelay).toBeGreaterThan(2);
+    console.log(`rollback step: late inputs ${late()} (first 5 s after the step ${perSecond.slice(30, 35).join(', ')}), client input delay ${c.inputDelay}, stalled ${c.stalledTicks}, rtt ${c.rttMs.toFixed(0)} ms`);
+  });
+
+  it('lowers the raised input delay back to the host\'s when the link recovers', () => {
+    const m = kickballMatch({ mode: 'rollback', clients: 1, conditions: {}, seed: 7 });
+    const seen = watch(m);
+    const client = m.peers[1]!;
+    for (let s = 0; s < 60; s++) {
+      if (s === 10) m.links[0]!.setConditions(STEP);
+      if (s === 30) m.links[0]!.setConditions({ latencyMs: 0, jitterMs: 0, loss: 0 });
+      m.clock.advance(1000);
+      if (s === 29) expect(client.stats().inputDelay).toBeGreaterThan(2);
+    }
+    expect(seen.failures).toEqual([]);
+    expect(client.stats().inputDelay).toBe(2);
+    expect(m.peers[0]!.stats().lateInputs[1]).toBe(0);
+  });
+
+  it('caps the raised input delay at 60 frames (1 s): below the cap it follows the round trip, past it it stays at 60', () => {
+    const delayAt = (latencyMs: number): number => {
+      const m = kickballMatch({ mode: 'rollback', clients: 1, conditions: { latencyMs }, seed: 7, session: { stallTimeoutMs: 60_000 } });
+      for (let s = 0; s < 20; s++) m.clock.advance(1000);
+      const c = m.peers[1]!.stats();
+      expect(m.peers[1]!.phase).toBe('running');
+      return c.inputDelay;
+    };
+    const below = delayAt(480); // ~960 ms round trip: ~58 frames + 3 − 10
+    expect(below).toBeGreaterThan(45);
+    expect(below).toBeLessThan(60);
+    expect(delayAt(700)).toBe(60); // ~1,400 ms: would be ~77
+  });
+});

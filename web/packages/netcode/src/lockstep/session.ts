@@ -81,6 +81,12 @@ export interface LockstepStats {
   bufferedFrames: number;
   /** Client: round trip of an input to its acknowledgement (ms; 0 until measured). */
   rttMs: number;
+  /**
+   * Frames between reading this peer's input and the frame it is for: the
+   * host's inputDelay, or more on a rollback client whose round trip has
+   * outgrown the rollback window.
+   */
+  inputDelay: number;
 }
 
 export interface Desync {
@@ -158,6 +164,8 @@ export class LockstepSession<S, I> {
   private playing = false;
   /** Rollback client: how many frames the host is ahead of us (smoothed); we run a little faster or slower to close it. */
   private lag = 0;
+  /** Rollback client: the input delay we use now (≥ the host's inputDelay; see ownDelay). */
+  private delayNow = 0;
 
   constructor(options: LockstepOptions<S, I>) {
     this.o = options;
@@ -270,7 +278,29 @@ export class LockstepSession<S, I> {
       lateInputs: this.referee ? [...this.referee.filled] : [],
       bufferedFrames: tl ? tl.newestConfirmed - tl.frame : 0,
       rttMs: this.rtt,
+      inputDelay: !this.isHost && this.modeNow === 'rollback' ? Math.max(this.delayNow, this.inputDelay) : this.inputDelay,
     };
+  }
+
+  /**
+   * A rollback client's input delay. Our input for frame n is read at frame
+   * n − delay and our state at n is final a round trip later, so running
+   * level with the host needs a window of about rtt − delay frames. Past
+   * that (a 10-frame window with 2 of delay covers ~180 ms), the window
+   * fills, the client stalls until it sits behind the host by the excess,
+   * and from then on every input it sends reaches the host after the
+   * deadline: in the browser duel at 100 ms each way the host filled 295 of
+   * 328 frames. Raising our own delay by the excess keeps the inputs on time
+   * and the window open; the cost is that much more latency on our own
+   * input only. The host accepts any frame ahead, so nothing else changes.
+   */
+  private ownDelay(): number {
+    const margin = 3; // a timer turn each way, and one for jitter or a lost packet
+    const want = Math.min(MAX_FRAMES_PER_PACKET / 2, Math.max(this.inputDelay, Math.ceil(this.rtt / this.ticker.stepMs) + margin - this.maxRollback));
+    // Up at once; down only by a clear margin, so a round trip hovering at a
+    // boundary does not switch it (each step down skips an input read).
+    if (want > this.delayNow || want < this.delayNow - 1) this.delayNow = want;
+    return this.delayNow;
   }
 
   private hello(): void {
@@ -350,7 +380,7 @@ export class LockstepSession<S, I> {
     // in lockstep the frame the host will be at when it arrives, plus the delay as margin.
     const tag =
       this.modeNow === 'rollback'
-        ? tl.frame + 1 + this.inputDelay
+        ? tl.frame + 1 + this.ownDelay()
         : tl.newestConfirmed + Math.ceil((this.rtt + (now - this.newestArrivalAt)) / stepMs) + this.inputDelay;
     if (tag > this.newestTag) {
       const input = this.o.readInput();

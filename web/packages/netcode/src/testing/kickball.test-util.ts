@@ -1,6 +1,7 @@
 import type { DeterministicGame } from '../lockstep/game.js';
 import { LockstepSession, type LockstepOptions } from '../lockstep/session.js';
 import { seededRandom } from '../transport/rng.js';
+import type { ConditionedTransport } from '../transport/conditioner.js';
 import type { NetTransport } from '../transport/transport.js';
 import { buttonsCodec, type Buttons } from '../wire/input-codec.js';
 import type { LockstepMode } from '../wire/lockstep-packets.js';
@@ -95,6 +96,8 @@ export interface KickballMatch {
   clock: SimClock;
   net: SimNetwork;
   peers: LockstepSession<Kickball, KickInput>[];
+  /** Each client's conditioned link, in client order (setConditions changes it mid-match). */
+  links: ConditionedTransport[];
 }
 
 /**
@@ -127,7 +130,12 @@ export function kickballMatch(opts: {
     peers.push(session);
   };
   make(net.hostTransport(), opts.seed * 100);
-  for (let i = 1; i <= opts.clients; i++) make(net.addClient(`c${i}`, opts.conditions, opts.seed * 100 + i), opts.seed * 100 + i);
+  const links: ConditionedTransport[] = [];
+  for (let i = 1; i <= opts.clients; i++) {
+    const link = net.addClient(`c${i}`, opts.conditions, opts.seed * 100 + i);
+    links.push(link);
+    make(link, opts.seed * 100 + i);
+  }
   for (const p of peers) p.start();
-  return { clock, net, peers };
+  return { clock, net, peers, links };
 }
