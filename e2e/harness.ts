@@ -108,7 +108,7 @@ export async function until<A extends number | string | null>(
 export async function hostRoom(
   page: Page,
   base: string,
-  room: { name: string; max?: number; public?: boolean; password?: string; mode?: 'Arena' | 'Pointer demo'; player?: string; migrate?: boolean },
+  room: { name: string; max?: number; public?: boolean; password?: string; mode?: 'Arena' | 'Pointer demo' | 'Duel (rollback)' | 'Duel (lockstep)'; player?: string; migrate?: boolean },
 ): Promise<string> {
   await page.goto(`${base}/`);
   await until(page, () => window.hostrelay?.connection === 'online', null);

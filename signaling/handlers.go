@@ -2,7 +2,9 @@ package signaling
 
 import (
 	"fmt"
+	"net/netip"
 	"strings"
+	"time"
 
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -102,12 +104,7 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	// token (48 at once checked up to 48 codes against a budget of 14).
 	// Taking a token before the lookup and refunding it on success would
 	// refuse honest players joining together from one address.
-	if !h.joinFailures.allowed(remote, now) {
-		h.counters.limited(limitFailedJoinsPerIP)
-		return reply{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
-	}
-	if err := m.Validate(); err != nil {
-		h.joinFailures.spend(remote, now)
+	if err := h.codeLookupGate(remote, now, m); err != nil {
 		return reply{}, err
 	}
 	if s.room != nil {
@@ -227,4 +224,20 @@ func relaySignal(q req[protocol.Signal]) (reply, error) {
 		return reply{}, nil
 	}
 	return okReply(), nil
+}
+
+// codeLookupGate is what every request that looks up a code (a room's, a
+// party's) passes first, under Hub.mu: the address's failed-join budget
+// must have a token left, and a malformed request spends one. The lookup
+// that follows spends one for a code that does not exist.
+func (h *Hub) codeLookupGate(remote netip.Addr, now time.Time, m interface{ Validate() error }) error {
+	if !h.joinFailures.allowed(remote, now) {
+		h.counters.limited(limitFailedJoinsPerIP)
+		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
+	}
+	if err := m.Validate(); err != nil {
+		h.joinFailures.spend(remote, now)
+		return err
+	}
+	return nil
 }

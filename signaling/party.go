@@ -118,12 +118,7 @@ func joinParty(q req[protocol.JoinParty]) (reply, error) {
 	remote, now := q.prep.remote, q.prep.now
 	// As joinRoom: the failed-join budget is checked and spent under the
 	// lock, before the code is looked up.
-	if !h.joinFailures.allowed(remote, now) {
-		h.counters.limited(limitFailedJoinsPerIP)
-		return reply{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
-	}
-	if err := m.Validate(); err != nil {
-		h.joinFailures.spend(remote, now)
+	if err := h.codeLookupGate(remote, now, m); err != nil {
 		return reply{}, err
 	}
 	if s.party != nil {

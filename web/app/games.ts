@@ -1,9 +1,11 @@
 import { arena } from '@hostrelay/game-arena';
+import { duelLockstep, duelRollback } from '@hostrelay/game-duel';
 import { pointer } from '@hostrelay/game-pointer';
+import { MAX_PLAYERS } from '@hostrelay/protocol';
 import { gameFor, type Game } from '@hostrelay/sdk';
 
 /** The games the create form offers, by mode; the first is the default. */
-export const GAMES: readonly Game[] = [arena, pointer];
+export const GAMES: readonly Game[] = [arena, duelRollback, duelLockstep, pointer];
 
 /**
  * The game a room plays. A room whose mode names none of ours (one a
@@ -12,4 +14,9 @@ export const GAMES: readonly Game[] = [arena, pointer];
  */
 export function gameOf(mode: string): Game {
   return gameFor(GAMES, mode, pointer);
+}
+
+/** The most players a room of this mode may be made for: the game's own cap, else the protocol's. */
+export function maxPlayersOf(mode: string): number {
+  return Math.min(gameOf(mode).maxPlayers ?? MAX_PLAYERS, MAX_PLAYERS);
 }

@@ -1,4 +1,6 @@
 import { describe, expect, it } from 'vitest';
+import { MAX_PLAYERS } from '@hostrelay/protocol';
+import { maxPlayersOf } from './games';
 import type { RoomSummary } from '@hostrelay/sdk';
 import { nameProblem } from './identity';
 import { filterRooms } from './room-filter';
@@ -39,5 +41,14 @@ describe('nameProblem', () => {
     expect(nameProblem('\u0301a')).toBe('Names cannot start with an accent on its own (U+0301).');
     expect(nameProblem('Ada \u2764\ufe0f')).toBeNull();
     expect(nameProblem('H\u043est')).toBeNull(); // a look-alike is the server's to suffix, not ours to refuse
+  });
+});
+
+describe('maxPlayersOf', () => {
+  it('caps a mode at what its game seats, and others at the protocol limit', () => {
+    expect(maxPlayersOf('Duel (rollback)')).toBe(2);
+    expect(maxPlayersOf('Duel (lockstep)')).toBe(2);
+    expect(maxPlayersOf('Arena')).toBe(MAX_PLAYERS);
+    expect(maxPlayersOf('a mode no game plays')).toBe(MAX_PLAYERS); // the pointer demo's, uncapped
   });
 });

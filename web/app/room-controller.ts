@@ -73,7 +73,9 @@ export class RoomController {
 
   /** Play now: the fullest open room of the mode, or a new one we host. */
   async quickPlay(client: LobbyClient, mode: string): Promise<void> {
-    this.enter(await RoomSession.quickPlay(client, mode, { migrate: true }, sessionOptions), '');
+    // A game that seats fewer than the server's default room (the duel) asks for rooms its size.
+    const maxPlayers = gameOf(mode).maxPlayers;
+    this.enter(await RoomSession.quickPlay(client, mode, { migrate: true, ...(maxPlayers ? { maxPlayers } : {}) }, sessionOptions), '');
   }
 
   /** Our party's leader pressed Play now: the server already put us in this room. */

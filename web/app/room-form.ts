@@ -1,16 +1,24 @@
 import type { CreateRoomOptions } from '@hostrelay/sdk';
 import { MAX_PASSWORD, MAX_PLAYERS, MAX_ROOM_NAME, MIN_PLAYERS, normalizeName, textProblem } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
-import { GAMES } from './games';
+import { GAMES, maxPlayersOf } from './games';
 import { inWords } from './identity';
 
 /** Sets the create form's input limits from the protocol's, and its game modes from the games the app has. */
 export function setUpFieldLimits(): void {
   ui.roomMode.replaceChildren(...GAMES.map((g) => new Option(g.mode)));
+  // A game that seats fewer (the duel: 2) caps the field, and brings a
+  // larger value down to its cap when picked.
+  const capToMode = (): void => {
+    const cap = maxPlayersOf(ui.roomMode.value);
+    ui.maxPlayers.max = String(cap);
+    if (Number(ui.maxPlayers.value) > cap) ui.maxPlayers.value = String(cap);
+  };
+  ui.roomMode.addEventListener('change', capToMode);
+  capToMode();
   ui.roomName.maxLength = MAX_ROOM_NAME;
   ui.roomPassword.maxLength = MAX_PASSWORD;
   ui.maxPlayers.min = String(MIN_PLAYERS);
-  ui.maxPlayers.max = String(MAX_PLAYERS);
 }
 
 /**
@@ -27,12 +35,13 @@ export function checkRoomForm(playerName: string): CreateRoomOptions | null {
     roomProblem === null ? null : inWords(roomProblem, 'Room names', 'Give the room a name.'),
   ]);
   const max = Number(ui.maxPlayers.value);
+  const cap = maxPlayersOf(ui.roomMode.value);
   problems.push([
     ui.maxPlayers,
     ui.maxPlayersError,
-    Number.isInteger(max) && max >= MIN_PLAYERS && max <= MAX_PLAYERS
+    Number.isInteger(max) && max >= MIN_PLAYERS && max <= cap
       ? null
-      : `Max players must be a whole number from ${MIN_PLAYERS} to ${MAX_PLAYERS}.`,
+      : `Max players must be a whole number from ${MIN_PLAYERS} to ${cap}${cap < MAX_PLAYERS ? ` for ${ui.roomMode.value}` : ''}.`,
   ]);
   const password = ui.roomPassword.value;
   problems.push([

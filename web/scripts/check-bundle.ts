@@ -18,6 +18,7 @@ const TEST_MODULES: readonly { what: string; module: string; marker: string }[] 
   { what: 'the lobby page test hooks', module: 'web/app/test-hooks.ts', marker: 'hostrelayTest' },
   { what: 'the arena test hooks', module: 'games/arena/src/test-hooks.ts', marker: 'hostrelayGame' },
   { what: 'the pointer demo test hooks', module: 'games/pointer/src/test-hooks.ts', marker: 'hostrelayPointer' },
+  { what: 'the duel test hooks', module: 'games/duel/src/test-hooks.ts', marker: 'hostrelayDuel' },
 ];
 
 function filesUnder(dir: string): string[] {

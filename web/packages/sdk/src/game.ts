@@ -37,6 +37,12 @@ export interface Game {
   /** The room mode it plays (RoomInfo.mode, chosen when the room is created). */
   readonly mode: string;
   /**
+   * The most players it seats, when fewer than a room may hold (a duel: 2).
+   * A page caps the rooms it makes for this mode at it, so a third player
+   * is told the room is full instead of waiting for a game with no seat.
+   */
+  readonly maxPlayers?: number;
+  /**
    * Starts playing in `ctx.container` over `ctx.session`: as the authority
    * when `session.role` is 'host', as a client otherwise. A game that
    * supports host migration follows `session`'s hostChanged itself.

@@ -1,4 +1,6 @@
-import { ByteReader } from '../wire/bytes.js';
+import { afterAll, beforeAll } from 'vitest';
+import { hex, must } from '@hostrelay/fuzz';
+import { ByteReader, WireError } from '../wire/bytes.js';
 
 type ReadMethod = 'u8' | 'u16' | 'u32' | 'bytes';
 
@@ -28,4 +30,29 @@ export function countByteReads(): { readonly count: number; reset(): void; resto
     };
   }
   return counter;
+}
+
+/** The one refusal a decoder of peers' bytes may make. */
+export const isWireError = (err: unknown): boolean => err instanceof WireError;
+
+/**
+ * For a fuzz test file: counts reads for the whole file, and returns a
+ * wrapper that runs a decoder with the count at zero and checks it stayed
+ * within 2 reads a byte (plus 2), naming the input when it did not.
+ */
+export function boundedReads(): <T>(decode: (b: Uint8Array) => T) => (b: Uint8Array) => T {
+  let counter: ReturnType<typeof countByteReads> | null = null;
+  beforeAll(() => {
+    counter = countByteReads();
+  });
+  afterAll(() => counter?.restore());
+  return (decode) => (b) => {
+    const c = counter!;
+    c.reset();
+    try {
+      return decode(b);
+    } finally {
+      must(c.count <= 2 * b.length + 2, `${c.count} reads of ${b.length} bytes: ${hex(b)}`);
+    }
+  };
 }

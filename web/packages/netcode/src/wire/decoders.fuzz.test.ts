@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { below, fuzz, fuzzInputs, hex, must, randomBytes, seededRandom, sizeOf, type Random } from '@hostrelay/fuzz';
-import { countByteReads } from '../testing/byte-reads.test-util.js';
-import { ByteReader, ByteWriter, WireError } from './bytes.js';
+import { boundedReads, isWireError } from '../testing/byte-reads.test-util.js';
+import { ByteReader, ByteWriter } from './bytes.js';
 import { decodeDelta, deltaBytes } from './delta.js';
 import { buttonsCodec, type InputCodec } from './input-codec.js';
 import {
@@ -25,25 +25,8 @@ import { MAX_ENTITY_ID, MAX_FIELDS, Schema, type EntityMap } from './schema.js';
 // with WireError and nothing else, must read at most a couple of times per
 // byte (so it cannot spin) and must build no more than the bytes describe.
 
-const isWireError = (err: unknown): boolean => err instanceof WireError;
-const reads = { counter: null as ReturnType<typeof countByteReads> | null };
-beforeAll(() => {
-  reads.counter = countByteReads();
-});
-afterAll(() => reads.counter?.restore());
-
-/** Runs `decode` with the read counter at zero and checks it stayed within 2 reads a byte. */
-function bounded<T>(decode: (b: Uint8Array) => T): (b: Uint8Array) => T {
-  return (b) => {
-    const counter = reads.counter!;
-    counter.reset();
-    try {
-      return decode(b);
-    } finally {
-      must(counter.count <= 2 * b.length + 2, `${counter.count} reads of ${b.length} bytes: ${hex(b)}`);
-    }
-  };
-}
+/** Runs a decoder with the read count at zero and checks it stayed within 2 reads a byte. */
+const bounded = boundedReads();
 
 const isSafeCount = (v: number): boolean => Number.isSafeInteger(v) && v >= 0;
 const u16 = (v: number): boolean => Number.isInteger(v) && v >= 0 && v <= 0xffff;

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { below, fuzz, fuzzInputs, hex, must, seededRandom, type Random } from '@hostrelay/fuzz';
-import { countByteReads } from '../testing/byte-reads.test-util.js';
+import { boundedReads, isWireError } from '../testing/byte-reads.test-util.js';
 import { WireError } from './bytes.js';
 import { buttonsCodec, type InputCodec } from './input-codec.js';
 import {
@@ -24,24 +24,8 @@ import {
 // other: refused with WireError only, read in bounded work, and nothing
 // built past the counts and frame numbers the format allows.
 
-const isWireError = (err: unknown): boolean => err instanceof WireError;
-const reads = { counter: null as ReturnType<typeof countByteReads> | null };
-beforeAll(() => {
-  reads.counter = countByteReads();
-});
-afterAll(() => reads.counter?.restore());
-
-function bounded<T>(decode: (b: Uint8Array) => T): (b: Uint8Array) => T {
-  return (b) => {
-    const counter = reads.counter!;
-    counter.reset();
-    try {
-      return decode(b);
-    } finally {
-      must(counter.count <= 2 * b.length + 2, `${counter.count} reads of ${b.length} bytes: ${hex(b)}`);
-    }
-  };
-}
+/** Runs a decoder with the read count at zero and checks it stayed within 2 reads a byte. */
+const bounded = boundedReads();
 
 const frameOk = (f: number): boolean => Number.isSafeInteger(f) && f >= 0 && f <= MAX_FRAME;
 const codec = buttonsCodec(['up', 'down', 'left', 'right', 'kick'] as const) as InputCodec<unknown>;

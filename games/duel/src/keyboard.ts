@@ -1,0 +1,56 @@
+// Arrow keys or WASD to move, space to kick. Keys typed into a form field
+// (the lobby's chat) are not the game's. (The arena has its own: games
+// stand alone, so each carries the few lines it needs.)
+import type { DuelInput } from './sim';
+
+const KEYS: Record<string, keyof DuelInput> = {
+  ArrowUp: 'up',
+  KeyW: 'up',
+  ArrowDown: 'down',
+  KeyS: 'down',
+  ArrowLeft: 'left',
+  KeyA: 'left',
+  ArrowRight: 'right',
+  KeyD: 'right',
+  Space: 'kick',
+};
+
+const typing = (t: EventTarget | null): boolean =>
+  t instanceof HTMLElement && (t.isContentEditable || ['INPUT', 'TEXTAREA', 'SELECT'].includes(t.tagName));
+
+export class Keyboard {
+  private readonly held = new Set<keyof DuelInput>();
+  private readonly off: () => void;
+
+  constructor(target: Window = window) {
+    const down = (e: KeyboardEvent): void => {
+      const k = KEYS[e.code];
+      if (!k || typing(e.target)) return;
+      this.held.add(k);
+      e.preventDefault(); // no page scrolling on arrows and space
+    };
+    const up = (e: KeyboardEvent): void => {
+      const k = KEYS[e.code];
+      if (k) this.held.delete(k);
+    };
+    // Keys held while the window loses focus never see their keyup.
+    const blur = (): void => this.held.clear();
+    target.addEventListener('keydown', down);
+    target.addEventListener('keyup', up);
+    target.addEventListener('blur', blur);
+    this.off = () => {
+      target.removeEventListener('keydown', down);
+      target.removeEventListener('keyup', up);
+      target.removeEventListener('blur', blur);
+    };
+  }
+
+  read(): DuelInput {
+    const h = this.held;
+    return { up: h.has('up'), down: h.has('down'), left: h.has('left'), right: h.has('right'), kick: h.has('kick') };
+  }
+
+  dispose(): void {
+    this.off();
+  }
+}
