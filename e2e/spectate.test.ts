@@ -49,6 +49,11 @@ describe('spectators', () => {
     await until(fan, () => window.hostrelay?.connection === 'online' && window.hostrelay.rooms.some((r) => r.started), null);
     await fan.click(`button[data-watch="${code}"]`);
     await until(fan, () => window.hostrelay.phase === 'watch' && (window.hostrelayWatch?.frames() ?? 0) > 0, null, 10_000);
+    // Joining mid-game, the first picture is the server's last released
+    // keyframe: within a second of the delay (the host sends one every 100 ms).
+    const first = await fan.evaluate(() => window.hostrelayWatch!.latestTick()!);
+    const firstBehind = (await host.evaluate(() => window.hostrelayGame!.tick())) - first;
+    expect(firstBehind).toBeLessThanOrEqual(DELAY_TICKS + 60);
     expect(fan.url()).toBe(`${h.base}/?watch=${code}`);
     await until(fan, () => document.getElementById('watch-status')?.textContent === 'Watching · 2 s behind', null);
     // A spectator is not a player: the room still has its two.
@@ -76,7 +81,7 @@ describe('spectators', () => {
       await fan.waitForTimeout(100); // a sampling interval, not a wait for a condition
     }
     const frames = await fan.evaluate(() => window.hostrelayWatch!.frames());
-    console.log(`spectators: ${frames} keyframes, ${balls.size} ball positions seen, newest keyframe at least ${least} ticks behind the host (delay ${DELAY_TICKS})`);
+    console.log(`spectators: first picture ${firstBehind} ticks behind the host; ${frames} keyframes, ${balls.size} ball positions seen, newest keyframe at least ${least} ticks behind the host (delay ${DELAY_TICKS})`);
     expect(balls.size).toBeGreaterThan(5);
     expect(least).toBeGreaterThanOrEqual(MIN_BEHIND);
 
