@@ -29,6 +29,7 @@ type collector struct {
 	src Sources
 
 	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, resumes, refusals, rateLimited family
+	spectators, spectates, spectatorFrames                                                            family
 
 	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures  family
 	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
@@ -57,6 +58,11 @@ func newCollector(src Sources) *collector {
 		"Hosts replaced by a member after the host left a room made with migrate.")
 	def(&c.resumes, counter, "lobby_resumes_total",
 		"Resumes of a session on a new connection, by result: resumed or failed.", "result")
+	def(&c.spectators, gauge, "lobby_spectators", "Spectators watching a room now.")
+	def(&c.spectates, counter, "lobby_spectates_total", "Watches begun (spectate answered with spectating).")
+	def(&c.spectatorFrames, counter, "lobby_spectator_frames_total",
+		"Spectator frames, by direction: in (taken from hosts), out (queued to spectators) or dropped (a slow or away spectator lost them).",
+		"direction")
 	def(&c.refusals, counter, "lobby_refusals_total",
 		"Lobby requests answered with an Error, by request type and error code (other: outside the protocol's, or a frame refused unread).",
 		"request", "reason")
@@ -123,6 +129,11 @@ func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metric
 	c.hostMigrations.emit(ch, float64(m.HostMigrations))
 	c.resumes.emit(ch, float64(m.Resumes), "resumed")
 	c.resumes.emit(ch, float64(m.ResumesFailed), "failed")
+	c.spectators.emit(ch, float64(m.Spectators))
+	c.spectates.emit(ch, float64(m.Spectates))
+	c.spectatorFrames.emit(ch, float64(m.SpectatorFramesIn), "in")
+	c.spectatorFrames.emit(ch, float64(m.SpectatorFramesOut), "out")
+	c.spectatorFrames.emit(ch, float64(m.SpectatorFramesDropped), "dropped")
 	for _, r := range m.Refusals {
 		c.refusals.emit(ch, float64(r.Count), r.Request, r.Code)
 	}

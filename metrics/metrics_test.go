@@ -24,6 +24,7 @@ func snapshot() Sources {
 			return signaling.Metrics{
 				Sessions: 5, SessionsAway: 1, RoomsOpen: 2, RoomsStarted: 1,
 				RoomsCreated: 7, RoomsClosed: 4, Joins: 9, HostMigrations: 1, Resumes: 3, ResumesFailed: 2,
+				Spectators: 50, Spectates: 61, SpectatorFramesIn: 800, SpectatorFramesOut: 40000, SpectatorFramesDropped: 552,
 				RateLimited: map[string]uint64{"joins_per_ip": 6, "chat_per_session": 0},
 				Refusals: []signaling.Refusal{
 					{Request: "joinRoom", Code: "wrong_password", Count: 4},
@@ -66,6 +67,17 @@ func TestCollectorValues(t *testing.T) {
 # TYPE hostrelay_lobby_sessions gauge
 hostrelay_lobby_sessions{state="away"} 1
 hostrelay_lobby_sessions{state="connected"} 4
+# HELP hostrelay_lobby_spectators Spectators watching a room now.
+# TYPE hostrelay_lobby_spectators gauge
+hostrelay_lobby_spectators 50
+# HELP hostrelay_lobby_spectates_total Watches begun (spectate answered with spectating).
+# TYPE hostrelay_lobby_spectates_total counter
+hostrelay_lobby_spectates_total 61
+# HELP hostrelay_lobby_spectator_frames_total Spectator frames, by direction: in (taken from hosts), out (queued to spectators) or dropped (a slow or away spectator lost them).
+# TYPE hostrelay_lobby_spectator_frames_total counter
+hostrelay_lobby_spectator_frames_total{direction="dropped"} 552
+hostrelay_lobby_spectator_frames_total{direction="in"} 800
+hostrelay_lobby_spectator_frames_total{direction="out"} 40000
 # HELP hostrelay_lobby_refusals_total Lobby requests answered with an Error, by request type and error code (other: outside the protocol's, or a frame refused unread).
 # TYPE hostrelay_lobby_refusals_total counter
 hostrelay_lobby_refusals_total{reason="unknown_type",request="other"} 1
@@ -99,7 +111,8 @@ hostrelay_http_connections_shed_total{action="evicted"} 2
 hostrelay_http_connections_shed_total{action="refused"} 0
 `
 	if err := testutil.CollectAndCompare(newCollector(snapshot()), strings.NewReader(want),
-		"hostrelay_lobby_sessions", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
+		"hostrelay_lobby_sessions", "hostrelay_lobby_spectators", "hostrelay_lobby_spectates_total",
+		"hostrelay_lobby_spectator_frames_total", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
 		"hostrelay_turn_allocations", "hostrelay_turn_relayed_bytes_total", "hostrelay_turn_dropped_packets_total",
 		"hostrelay_turn_connections",
 		"hostrelay_http_connections_shed_total"); err != nil {

@@ -122,6 +122,14 @@ var goldenCases = []goldenCase{
 	{"party full error", TypeError, 24, &Error{Code: CodePartyFull, Message: "party PQR2345 is full (4 of 4)"}},
 	{"already in party error", TypeError, 23, &Error{Code: CodeAlreadyInParty, Message: "leave party PQR2345 first"}},
 	{"not in party error", TypeError, 25, &Error{Code: CodeNotInParty, Message: "not in a party"}},
+	{"spectate", TypeSpectate, 26, &Spectate{Code: "ABC2345", Password: "hunter2"}},
+	{"spectating", TypeSpectating, 26, &Spectating{Room: RoomSummary{Code: "ABC2345", Name: "Lunch league", Host: "Ada",
+		Players: 2, MaxPlayers: 2, Mode: "Duel", Started: true}, DelayMs: 2000, MaxData: 16320}},
+	{"stop spectating", TypeStopSpectating, 27, nil},
+	{"spectator keyframe from host", TypeSpectatorFrame, 0, &SpectatorFrame{Key: true, Data: []byte{1, 2, 3, 0xff}}},
+	{"spectator delta event", TypeSpectatorFrame, 0, &SpectatorFrame{Data: []byte{9}}},
+	{"spectate ended event", TypeSpectateEnded, 0, &SpectateEnded{Reason: ReasonHostLeft}},
+	{"no spectator seat error", TypeError, 26, &Error{Code: CodeRoomFull, Message: "room ABC2345 has no spectator seat left (100 of 100)"}},
 }
 
 func TestGolden(t *testing.T) {

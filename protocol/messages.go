@@ -186,6 +186,9 @@ func NewBody(typ string) (any, bool) {
 	if b, ok := newPartyBody(typ); ok {
 		return b, true
 	}
+	if b, ok := newSpectateBody(typ); ok {
+		return b, true
+	}
 	switch typ {
 	case TypeHello:
 		return &Hello{}, true

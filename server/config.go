@@ -97,8 +97,12 @@ type TLSConfig struct {
 // LobbyConfig is the lobby's limits per client and per server, mapped onto
 // signaling.Config (see docs/protocol.md#limits).
 type LobbyConfig struct {
-	AllowedOrigins    []string      // extra browser origins allowed on /ws (host patterns)
-	SeatGrace         time.Duration // how long a dropped player's seat is held; 0: not held
+	AllowedOrigins []string      // extra browser origins allowed on /ws (host patterns)
+	SeatGrace      time.Duration // how long a dropped player's seat is held; 0: not held
+	// Spectators beyond a room's seats, and how long the server holds
+	// each spectator frame before they see it.
+	SpectatorsPerRoom int
+	SpectatorDelay    time.Duration
 	MaxConnsPerIP     int
 	JoinsPerMinute    int
 	RoomsPerMinute    int     // rooms one session may create per minute
@@ -190,6 +194,8 @@ func DefaultConfig() Config {
 		TLS: TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
 		Lobby: LobbyConfig{
 			SeatGrace:         lobby.Grace,
+			SpectatorsPerRoom: lobby.SpectatorsPerRoom,
+			SpectatorDelay:    lobby.SpectatorDelay,
 			MaxConnsPerIP:     lobby.MaxConnsPerIP,
 			JoinsPerMinute:    lobby.JoinsPerMinute,
 			RoomsPerMinute:    lobby.RoomsPerMinute,

@@ -287,6 +287,12 @@ func (c *LobbyConfig) bind(b binder) {
 	b.add("seat-grace", "seat_grace", durValue{&c.SeatGrace},
 		"how long a player whose connection dropped keeps its seat for a resume (0: not held; at most 10m)").
 		checked(durBetween(&c.SeatGrace, 0, 10*time.Minute))
+	b.add("spectators-per-room", "spectators_per_room", intValue{&c.SpectatorsPerRoom, 0},
+		"spectators one room admits beyond its players (the host sends one stream; the server fans it out)").
+		checked(atLeast(&c.SpectatorsPerRoom, 1))
+	b.add("spectator-delay", "spectator_delay", durValue{&c.SpectatorDelay},
+		"how long spectators see the game behind the players, so none can tell a player what the other side does (0 to 1m)").
+		checked(durBetween(&c.SpectatorDelay, 0, time.Minute))
 	b.add("max-conns-per-ip", "max_conns_per_ip", intValue{&c.MaxConnsPerIP, 0},
 		"open lobby connections per client IP (IPv6: per /64); past it HTTP 429").
 		checked(atLeast(&c.MaxConnsPerIP, 1))

@@ -100,6 +100,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	hc.OriginPatterns = lobby.AllowedOrigins
 	hc.ICE = s.iceFor
 	hc.Grace = lobby.SeatGrace
+	hc.SpectatorsPerRoom = lobby.SpectatorsPerRoom
+	hc.SpectatorDelay = lobby.SpectatorDelay
 	hc.MaxConnsPerIP = lobby.MaxConnsPerIP
 	hc.JoinsPerMinute = lobby.JoinsPerMinute
 	hc.RoomsPerMinute = lobby.RoomsPerMinute

@@ -88,10 +88,27 @@ type Config struct {
 	MaxListedRooms int
 	ListInterval   time.Duration
 
+	// Spectators (spectate.go): how many may watch one room, how long each
+	// spectator frame is held before they see it (so none can tell a player
+	// what the other side does now), the largest frame data and the frame
+	// rate a host may send (a bucket of SpectatorFrameBurst), the bytes a
+	// room holds for the delay and for joiners (each), and the spectator
+	// frames queued per spectator before its backlog is dropped.
+	SpectatorsPerRoom        int
+	SpectatorDelay           time.Duration
+	SpectatorFrameBytes      int
+	SpectatorFramesPerSecond float64
+	SpectatorFrameBurst      int
+	SpectatorBufferBytes     int
+	SpectatorQueue           int
+
 	// Logger receives the hub's logs; nil: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil: time.Now. Tests replace it.
 	Now func() time.Time
+	// AfterFunc schedules f after d on the clock of Now (the spectator
+	// delay); nil: time.AfterFunc. Tests replace it with Now.
+	AfterFunc func(d time.Duration, f func()) interface{ Stop() bool }
 }
 
 // DefaultConfig is the hub's configuration with every limit at its
@@ -131,6 +148,18 @@ func DefaultConfig() Config {
 		MaxRoomName:      protocol.MaxRoomName,
 		MaxListedRooms:   100,
 		ListInterval:     250 * time.Millisecond,
+		// A crowd fits; a stadium is a job for a CDN, not the lobby.
+		SpectatorsPerRoom: 100,
+		// Long enough that a spectator relaying to a player is too late to
+		// matter in a fast game.
+		SpectatorDelay:      2 * time.Second,
+		SpectatorFrameBytes: protocol.MaxSpectatorData,
+		// 10 keyframes a second and as many deltas.
+		SpectatorFramesPerSecond: 20,
+		SpectatorFrameBurst:      20,
+		// The delay's worth of frames at a sustained 256 KiB/s.
+		SpectatorBufferBytes: 512 << 10,
+		SpectatorQueue:       64,
 	}
 }
 
@@ -142,6 +171,12 @@ func (c Config) withDeps() Config {
 	}
 	if c.Now == nil {
 		c.Now = time.Now
+	}
+	// A lowered MaxFrame lowers the spectator frame limit with it, so the
+	// frame limit alone says what a host's frame may weigh.
+	c.SpectatorFrameBytes = min(c.SpectatorFrameBytes, c.MaxFrame-(protocol.MaxFrame-protocol.MaxSpectatorData))
+	if c.AfterFunc == nil {
+		c.AfterFunc = func(d time.Duration, f func()) interface{ Stop() bool } { return time.AfterFunc(d, f) }
 	}
 	return c
 }
@@ -155,14 +190,17 @@ func (c Config) validate() error {
 		"MessageBurst": c.MessageBurst, "MaxRefusedInARow": c.MaxRefusedInARow,
 		"JoinFailureBurst": c.JoinFailureBurst, "SignalBurst": c.SignalBurst, "ChatBurst": c.ChatBurst,
 		"MaxListedRooms": c.MaxListedRooms, "MaxConnsPerIP": c.MaxConnsPerIP, "JoinsPerMinute": c.JoinsPerMinute,
-		"RoomsPerMinute": c.RoomsPerMinute,
+		"RoomsPerMinute": c.RoomsPerMinute, "SpectatorsPerRoom": c.SpectatorsPerRoom,
+		"SpectatorFrameBurst": c.SpectatorFrameBurst, "SpectatorBufferBytes": c.SpectatorBufferBytes,
+		"SpectatorQueue": c.SpectatorQueue,
 		"ReplayFrames":   c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
 		if v < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1 (start from DefaultConfig)", name, v))
 		}
 	}
 	for name, v := range map[string]float64{"MessagesPerSecond": c.MessagesPerSecond,
-		"SignalsPerSecond": c.SignalsPerSecond, "ChatPerSecond": c.ChatPerSecond} {
+		"SignalsPerSecond": c.SignalsPerSecond, "ChatPerSecond": c.ChatPerSecond,
+		"SpectatorFramesPerSecond": c.SpectatorFramesPerSecond} {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s %v: must be positive", name, v))
 		}
@@ -173,6 +211,13 @@ func (c Config) validate() error {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s %v: must be positive", name, v))
 		}
+	}
+	if c.SpectatorDelay < 0 {
+		errs = append(errs, fmt.Errorf("SpectatorDelay %v: must be 0 (no delay) or more", c.SpectatorDelay))
+	}
+	if c.SpectatorFrameBytes < 1 || c.SpectatorFrameBytes > protocol.MaxSpectatorData {
+		errs = append(errs, fmt.Errorf("SpectatorFrameBytes %d: must be between 1 and the protocol's %d",
+			c.SpectatorFrameBytes, protocol.MaxSpectatorData))
 	}
 	if c.Grace < 0 {
 		errs = append(errs, fmt.Errorf("%s %v: must be 0 (seats not held) or more", "Grace", c.Grace))

@@ -28,6 +28,7 @@ const (
 	limitSignalsPerSession                   // SignalsPerSecond
 	limitChatPerSession                      // ChatPerSecond
 	limitFramesBeforeHello                   // FramesBeforeHello
+	limitSpectatorFrames                     // SpectatorFramesPerSecond and SpectatorBufferBytes
 	rateLimits                               // how many there are
 )
 
@@ -41,6 +42,7 @@ var rateLimitNames = [rateLimits]string{ //nolint:gochecknoglobals // a read-onl
 	limitSignalsPerSession:  "signals_per_session",
 	limitChatPerSession:     "chat_per_session",
 	limitFramesBeforeHello:  "frames_before_hello",
+	limitSpectatorFrames:    "spectator_frames_per_room",
 }
 
 // RateLimits are the labels Metrics.RateLimited counts by.
@@ -54,7 +56,8 @@ var refusalRequests = [...]string{ //nolint:gochecknoglobals // a read-only tabl
 	protocol.TypeSignal, protocol.TypeSetName, protocol.TypeSetReady, protocol.TypeUpdateRoom,
 	protocol.TypeKick, protocol.TypeStartGame, protocol.TypeChat, protocol.TypeWatchRooms,
 	protocol.TypeUnwatchRooms, protocol.TypeQuickPlay, protocol.TypeCreateParty, protocol.TypeJoinParty,
-	protocol.TypeLeaveParty, OtherLabel,
+	protocol.TypeLeaveParty, protocol.TypeSpectate, protocol.TypeStopSpectating, protocol.TypeSpectatorFrame,
+	OtherLabel,
 }
 
 // refusalCodes are the protocol's error codes; the last slot counts any
@@ -87,8 +90,14 @@ type counters struct {
 	hostMigrations atomic.Uint64
 	resumes        atomic.Uint64
 	resumesFailed  atomic.Uint64
-	rateLimited    [rateLimits]atomic.Uint64
-	refusals       [len(refusalRequests)][len(refusalCodes)]atomic.Uint64
+	// Spectators: watches begun, frames taken from hosts, frames queued to
+	// spectators, and frames a spectator lost (slow, or away).
+	spectates              atomic.Uint64
+	spectatorFramesIn      atomic.Uint64
+	spectatorFramesOut     atomic.Uint64
+	spectatorFramesDropped atomic.Uint64
+	rateLimited            [rateLimits]atomic.Uint64
+	refusals               [len(refusalRequests)][len(refusalCodes)]atomic.Uint64
 }
 
 func (c *counters) limited(l rateLimit) { c.rateLimited[l].Add(1) }
@@ -119,6 +128,13 @@ type Metrics struct {
 	HostMigrations uint64 // a member made host when the host left
 	Resumes        uint64 // sessions taken back on a new connection
 	ResumesFailed  uint64 // resume attempts refused (resume_failed)
+	// Spectators watching now, watches begun, spectator frames taken from
+	// hosts, queued to spectators, and dropped (a slow or away spectator).
+	Spectators             int
+	Spectates              uint64
+	SpectatorFramesIn      uint64
+	SpectatorFramesOut     uint64
+	SpectatorFramesDropped uint64
 	// RateLimited counts requests and connections refused by each rate
 	// limit, by the labels RateLimits returns (every one present).
 	RateLimited map[string]uint64
@@ -138,6 +154,7 @@ func (h *Hub) Metrics() Metrics {
 		}
 	}
 	for _, r := range h.rooms {
+		m.Spectators += r.spectators
 		if r.started {
 			m.RoomsStarted++
 		} else {
@@ -150,6 +167,8 @@ func (h *Hub) Metrics() Metrics {
 	m.RoomsCreated, m.RoomsClosed = c.roomsCreated.Load(), c.roomsClosed.Load()
 	m.Joins, m.HostMigrations = c.joins.Load(), c.hostMigrations.Load()
 	m.Resumes, m.ResumesFailed = c.resumes.Load(), c.resumesFailed.Load()
+	m.Spectates, m.SpectatorFramesIn = c.spectates.Load(), c.spectatorFramesIn.Load()
+	m.SpectatorFramesOut, m.SpectatorFramesDropped = c.spectatorFramesOut.Load(), c.spectatorFramesDropped.Load()
 	m.RateLimited = make(map[string]uint64, rateLimits)
 	for l, name := range rateLimitNames {
 		m.RateLimited[name] = c.rateLimited[l].Load()

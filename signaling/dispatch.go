@@ -168,11 +168,15 @@ func newRoutes() map[string]route {
 		protocol.TypeChat:       serve(spec[protocol.Chat]{from: inRoom, why: joinFirst, before: beforeChat, do: chat}),
 		protocol.TypeWatchRooms: serve(spec[protocol.WatchRooms]{from: outsideRoom, why: "the room list is for players outside a room",
 			ignoreBody: true, do: subscribeRoomList}),
-		protocol.TypeUnwatchRooms: serve(spec[protocol.UnwatchRooms]{ignoreBody: true, do: unsubscribeRoomList}),
-		protocol.TypeQuickPlay:    serve(spec[protocol.QuickPlay]{from: outsideRoom, before: beforeQuickPlay, do: quickPlay}),
-		protocol.TypeCreateParty:  serve(spec[protocol.CreateParty]{ignoreBody: true, do: createParty}),
-		protocol.TypeJoinParty:    serve(spec[protocol.JoinParty]{lateValidate: true, before: beforeJoinParty, do: joinParty}),
-		protocol.TypeLeaveParty:   serve(spec[protocol.LeaveParty]{ignoreBody: true, do: leaveParty}),
+		protocol.TypeUnwatchRooms:   serve(spec[protocol.UnwatchRooms]{ignoreBody: true, do: unsubscribeRoomList}),
+		protocol.TypeQuickPlay:      serve(spec[protocol.QuickPlay]{from: outsideRoom, before: beforeQuickPlay, do: quickPlay}),
+		protocol.TypeCreateParty:    serve(spec[protocol.CreateParty]{ignoreBody: true, do: createParty}),
+		protocol.TypeJoinParty:      serve(spec[protocol.JoinParty]{lateValidate: true, before: beforeJoinParty, do: joinParty}),
+		protocol.TypeLeaveParty:     serve(spec[protocol.LeaveParty]{ignoreBody: true, do: leaveParty}),
+		protocol.TypeSpectate:       serve(spec[protocol.Spectate]{lateValidate: true, before: beforeSpectate, do: spectate}),
+		protocol.TypeStopSpectating: serve(spec[protocol.StopSpectating]{ignoreBody: true, do: stopSpectating}),
+		protocol.TypeSpectatorFrame: serve(spec[protocol.SpectatorFrame]{from: asHost, why: "send spectator frames",
+			before: beforeSpectatorFrame, do: spectatorFrame}),
 	}
 }
 

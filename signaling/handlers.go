@@ -188,6 +188,7 @@ func (h *Hub) closeRoomLocked(r *room, reason string) {
 		h.setRoomLocked(m, nil)
 	}
 	h.broadcastLocked(r, nil, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: reason})
+	h.endStreamLocked(r, reason)
 	delete(h.rooms, r.code)
 	h.roomChangedLocked(r) // off the list
 	h.counters.roomsClosed.Add(1)

@@ -206,6 +206,7 @@ func (h *Hub) endLocked(s *Session, reason string) {
 	if s.party != nil {
 		h.leavePartyLocked(s)
 	}
+	h.stopWatchingLocked(s)
 	h.unsubscribeRoomListLocked(s)
 	if s.awayTimer != nil {
 		s.awayTimer.Stop()

@@ -32,9 +32,15 @@ type link struct {
 	qmu       sync.Mutex
 	queue     []queued // frames waiting for the writer, oldest first
 	replaying int      // frames in queue that are a resume's replay
-	writing   bool     // a writer goroutine is draining queue
-	stopped   bool     // run is winding down: start no more goroutines
-	wg        sync.WaitGroup
+	// spectating is how many frames in queue are spectator frames, which
+	// have their own bound (SpectatorQueue) and are dropped, not fatal,
+	// past it; haveKey is false until a keyframe was queued since the
+	// last drop (deltas before one are useless to the spectator).
+	spectating int
+	haveKey    bool
+	writing    bool // a writer goroutine is draining queue
+	stopped    bool // run is winding down: start no more goroutines
+	wg         sync.WaitGroup
 
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
 	// One timer, reset per frame, costs less than a context per frame, and
@@ -242,8 +248,9 @@ func (l *link) reply(id uint32, e protocol.Error) {
 
 // queued is a frame waiting for the writer.
 type queued struct {
-	frame  []byte
-	replay bool // part of a resume's replay (see enqueueReplay)
+	frame     []byte
+	replay    bool // part of a resume's replay (see enqueueReplay)
+	spectator bool // a spectator frame (see enqueueSpectator)
 }
 
 // enqueue never blocks: it may run under Hub.mu. A full queue means the
@@ -252,7 +259,7 @@ func (l *link) enqueue(frame []byte) {
 	if !l.lockQueue() {
 		return
 	}
-	if len(l.queue)-l.replaying >= l.hub.cfg.QueueSize {
+	if len(l.queue)-l.replaying-l.spectating >= l.hub.cfg.QueueSize {
 		l.qmu.Unlock()
 		l.hub.log.Info("dropping slow consumer", "remote", l.remote, "queue", l.hub.cfg.QueueSize)
 		l.abort()
@@ -260,6 +267,40 @@ func (l *link) enqueue(frame []byte) {
 	}
 	l.queue = append(l.queue, queued{frame: frame})
 	l.startWriterLocked()
+}
+
+// enqueueSpectator queues a spectator frame in order with the link's other
+// frames and returns how many spectator frames were dropped: a spectator
+// that stopped reading must cost neither the host nor the hub, so past
+// SpectatorQueue its whole spectator backlog goes (its next frame it can use
+// is a keyframe anyway) rather than the connection.
+func (l *link) enqueueSpectator(frame []byte, key bool) int {
+	if !l.lockQueue() {
+		return 1
+	}
+	dropped := 0
+	if l.spectating >= l.hub.cfg.SpectatorQueue {
+		kept := l.queue[:0]
+		for _, q := range l.queue {
+			if !q.spectator {
+				kept = append(kept, q)
+			}
+		}
+		clear(l.queue[len(kept):])
+		l.queue = kept
+		dropped, l.spectating, l.haveKey = l.spectating, 0, false
+	}
+	if key {
+		l.haveKey = true
+	}
+	if !l.haveKey {
+		l.qmu.Unlock()
+		return dropped + 1
+	}
+	l.queue = append(l.queue, queued{frame: frame, spectator: true})
+	l.spectating++
+	l.startWriterLocked()
+	return dropped
 }
 
 // enqueueReplay queues a resume's frames, the resumed Welcome and everything
@@ -354,7 +395,7 @@ func (l *link) writeQueued() {
 	for {
 		l.qmu.Lock()
 		if len(l.queue) == 0 || l.ctx.Err() != nil {
-			l.queue, l.replaying, l.writing = nil, 0, false
+			l.queue, l.replaying, l.spectating, l.writing = nil, 0, 0, false
 			l.qmu.Unlock()
 			return
 		}
@@ -363,6 +404,9 @@ func (l *link) writeQueued() {
 		l.queue = l.queue[1:]
 		if q.replay {
 			l.replaying--
+		}
+		if q.spectator {
+			l.spectating--
 		}
 		frame := q.frame
 		l.qmu.Unlock()
@@ -379,7 +423,7 @@ func (l *link) writeQueued() {
 			}
 			l.abort()
 			l.qmu.Lock()
-			l.queue, l.replaying, l.writing = nil, 0, false
+			l.queue, l.replaying, l.spectating, l.writing = nil, 0, 0, false
 			l.qmu.Unlock()
 			return
 		}

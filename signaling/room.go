@@ -36,6 +36,10 @@ type room struct {
 	// first. A kick must survive a reload (new session, same device), and the
 	// session id catches a client that sent no device.
 	bans []string
+	// spectators watch without a seat (spectate.go); stream is nil until
+	// the host sends a frame or someone watches.
+	spectators int
+	stream     *stream
 }
 
 func hashPassword(p string) []byte {

@@ -33,6 +33,9 @@ func (h *Hub) OnRoomChange(fn func(sessionID string)) (stop func()) {
 
 // setRoomLocked moves s into r (nil: out of any room) and reports it.
 func (h *Hub) setRoomLocked(s *Session, r *room) {
+	if r != nil {
+		h.stopWatchingLocked(s) // a spectator taking a seat
+	}
 	s.room = r
 	h.roomChangeLocked(s)
 }

@@ -45,6 +45,7 @@ type Session struct {
 	name       string
 	hello      bool
 	room       *room // written only by Hub.setRoomLocked
+	watching   *room // the room s spectates, nil if none; never set with room
 	party      *party
 	// partyMember is s's member id in its party.
 	partyMember string

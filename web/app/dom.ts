@@ -18,6 +18,7 @@ export const ui = {
     name: el('view-name', HTMLElement),
     room: el('view-room', HTMLElement),
     error: el('view-error', HTMLElement),
+    watch: el('view-watch', HTMLElement),
   },
 
   // lobby: name
@@ -72,6 +73,11 @@ export const ui = {
   joinPassword: el('join-password', HTMLInputElement),
   joinButton: el('join-button', HTMLButtonElement),
   joinError: el('join-error', HTMLParagraphElement),
+
+  // watch
+  watchRoom: el('watch-room', HTMLSpanElement),
+  watchStatus: el('watch-status', HTMLParagraphElement),
+  watchGame: el('watch-game', HTMLDivElement),
 
   // room
   roomNameOut: el('room-name-out', HTMLSpanElement),

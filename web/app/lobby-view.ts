@@ -2,6 +2,7 @@ import type { RoomSummary } from '@hostrelay/sdk';
 import { lockIcon, span, ui } from './dom';
 import { filterRooms } from './room-filter';
 import type { HostrelayState } from './state';
+import { WatchController } from './watch';
 
 let shown: { rooms: readonly RoomSummary[]; filter: string; loaded: boolean; connection: string } | null = null;
 
@@ -31,6 +32,18 @@ function roomItem(r: RoomSummary): HTMLLIElement {
   const state = span('rstate', full ? 'full' : r.started ? 'in game' : 'open');
   b.append(name, count, meta, state);
   li.append(b);
+  // A game in progress or a full room: no seat to take, but a seat to watch
+  // from (a password room would ask for its password: not offered here).
+  if ((r.started || full) && !r.hasPassword && WatchController.canWatch(r.mode)) {
+    const w = document.createElement('button');
+    w.type = 'button';
+    w.className = 'secondary small';
+    w.dataset['watch'] = r.code;
+    w.textContent = 'Watch';
+    w.setAttribute('aria-label', `Watch ${r.name}`);
+    li.classList.add('watchable');
+    li.append(w);
+  }
   return li;
 }
 

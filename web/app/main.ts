@@ -11,14 +11,21 @@ import { checkRoomForm, setUpFieldLimits } from './room-form';
 import { initialState, Store } from './state';
 import { installTestHooks } from './test-hooks';
 import { render } from './view';
+import { WatchController } from './watch';
 
 // The lobby page: who you are, the room browser, the create and join forms,
 // and the hand-over to a RoomController once you are in a room.
 
 mark('page-start');
 const sharePath = /^\/r\/([^/]+)\/?$/.exec(location.pathname)?.[1];
+// A spectator link: /?watch=CODE, or a share link with ?watch (/r/CODE?watch).
+const watchParam = new URLSearchParams(location.search).get('watch');
+const watchCode =
+  watchParam === null ? null : watchParam === '' && sharePath !== undefined ? shareCode(sharePath) : normalizeRoomCode(watchParam);
 
-const store = new Store(initialState(sharePath === undefined ? 'lobby' : 'name', savedName()));
+const store = new Store(
+  initialState(watchParam !== null ? 'watch' : sharePath === undefined ? 'lobby' : 'name', savedName()),
+);
 // The e2e build's window.hostrelayTest; a constant false elsewhere, so the
 // production bundle leaves the hooks out.
 const testing = import.meta.env.MODE === 'e2e' ? installTestHooks() : null;
@@ -28,6 +35,7 @@ const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://$
 });
 testing?.useLink(link);
 const rooms = new RoomController(store, testing?.attach);
+const watcher = new WatchController(store);
 let directory: RoomDirectory | null = null;
 const party = new PartyPanel(
   () => link.client,
@@ -42,7 +50,9 @@ setUpQuickPlay();
 store.subscribe(render);
 window.addEventListener('popstate', () => location.reload());
 
-if (sharePath !== undefined) {
+if (watchParam !== null) {
+  if (watchCode === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
+} else if (sharePath !== undefined) {
   const code = shareCode(sharePath);
   if (code === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
   else showJoin(code, false);
@@ -51,10 +61,14 @@ if (sharePath !== undefined) {
 link.on('status', (connection, retryInMs) => store.update({ connection, retryInMs }));
 link.on('connected', (client) => {
   if (store.state.phase === 'lobby') void watchRooms(client);
+  // A new session (the old one could not be resumed) watches again.
+  const watching = watcher.watching ?? (store.state.phase === 'watch' ? watchCode : null);
+  if (watching !== null) void watcher.watch(client, watching);
   party.onConnected(client, nameProblem(store.state.name) === null);
   // Synchronously, so the room session hears the room's events that follow.
   client.on('roomJoined', (joined) => {
     stopWatching();
+    watcher.stop(); // the server stopped our watch when it seated us
     rooms.placed(client, joined);
   });
   rooms.onReconnected(client);
@@ -201,6 +215,16 @@ function setUpJoin(): void {
     showJoin(code, false, true);
   });
   ui.roomList.addEventListener('click', (e) => {
+    const watch = e.target instanceof Element ? e.target.closest<HTMLButtonElement>('button[data-watch]') : null;
+    const watchCode = watch?.dataset['watch'];
+    if (watchCode) {
+      const client = link.client;
+      if (!client) return;
+      history.pushState(null, '', `/?watch=${watchCode}`);
+      stopWatching();
+      void watcher.watch(client, watchCode);
+      return;
+    }
     const button = e.target instanceof Element ? e.target.closest<HTMLButtonElement>('button[data-code]') : null;
     const code = button?.dataset['code'];
     if (code) showJoin(code, button?.dataset['password'] === '1', true);

@@ -4,8 +4,8 @@ import type { LinkStatus } from './connection';
 // The app's observable state. It is also published on window.hostrelay so
 // tests (and curious developers) can watch the page without scraping the DOM.
 
-/** lobby: browse, create, type a code. name: the join page of a share link. */
-export type Phase = 'name' | 'lobby' | 'room' | 'error';
+/** lobby: browse, create, type a code. name: the join page of a share link. watch: a spectator of a room. */
+export type Phase = 'name' | 'lobby' | 'room' | 'error' | 'watch';
 
 export interface PlayerView {
   id: string;
@@ -47,6 +47,8 @@ export interface HostrelayState {
   error: { code: string; message: string } | null;
   /** Game-channel packets received, of any kind. */
   packetsReceived: number;
+  /** The room we watch as a spectator (phase watch), with the server's delay in ms. */
+  watching: { code: string; name: string; mode: string; delayMs: number } | null;
 }
 
 declare global {
@@ -79,6 +81,7 @@ export function initialState(phase: Phase, name: string): HostrelayState {
     rttMs: null,
     error: null,
     packetsReceived: 0,
+    watching: null,
   };
 }
 

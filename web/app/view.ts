@@ -14,6 +14,8 @@ function title(s: Readonly<HostrelayState>): string {
       return `Join ${s.joinCode ?? 'a room'} · hostrelay`;
     case 'error':
       return `${s.error ? titleOf(s.error.code) : 'Error'} · hostrelay`;
+    case 'watch':
+      return `Watching ${s.watching?.name ?? s.watching?.code ?? ''} · hostrelay`;
     default:
       return 'Rooms · hostrelay';
   }

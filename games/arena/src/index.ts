@@ -21,6 +21,7 @@ import { Keyboard } from './keyboard';
 import { Netgraph } from './netgraph';
 import { Renderer, teamName } from './render';
 import { BALL_ID, teamOf, type ArenaInput, type Field } from './schema';
+import { publishSpectatorStream } from './spectator';
 import { publishGameHooks } from './test-hooks';
 import { TouchControls } from './touch-controls';
 import { mergeInputs } from './touch-input';
@@ -38,7 +39,8 @@ export const arena: Game = {
   mount: (ctx) => mountArena(ctx),
 };
 
-export type { HostrelayGameHooks } from './test-hooks';
+export type { HostrelayGameHooks, HostrelayWatchHooks } from './test-hooks';
+export { SPECTATOR_RATE, watchArena, type WatchArenaOptions, type WatchedArena } from './spectator';
 
 /** Frames of ball positions a client keeps for window.hostrelayGame (about 20 s at 60 fps; e2e build only). */
 const SAMPLES = 1200;
@@ -235,6 +237,12 @@ export function mountArena(opts: ArenaOptions): RunningGame {
     });
   }
 
+  // Spectators: whoever hosts (the first host, or a client promoted since)
+  // publishes the world as keyframes; the server delays and fans them out.
+  const stopPublishing = publishSpectatorStream(session, () =>
+    host ? { tick: host.net.tick, entities: new Map(host.arena.entities()), names: names() } : null,
+  );
+
   host?.start();
   client?.start();
   setStatus();
@@ -248,6 +256,7 @@ export function mountArena(opts: ArenaOptions): RunningGame {
       stopped = true;
       cancelAnimationFrame(frame);
       clearInterval(statsTimer);
+      stopPublishing();
       offClosed();
       offHost?.();
       host?.stop();

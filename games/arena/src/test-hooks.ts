@@ -37,10 +37,31 @@ export interface HostrelayGameHooks {
   conditioner(): { conditions: Conditions; stats: ConditionerStats };
 }
 
+/** window.hostrelayWatch: the spectator view (watchArena), e2e build only. */
+export interface HostrelayWatchHooks {
+  /** Keyframes received. */
+  frames(): number;
+  /** The newest keyframe's host tick, null before the first. */
+  latestTick(): number | null;
+  /** The host tick on screen (playback runs a little behind the newest keyframe). */
+  renderTick(): number;
+  /** The ball as drawn last. */
+  ball(): { x: number; y: number } | null;
+}
+
 declare global {
   interface Window {
     hostrelayGame?: HostrelayGameHooks;
+    hostrelayWatch?: HostrelayWatchHooks;
   }
+}
+
+/** Publishes the spectator hooks on window; the returned function takes them down (if still ours). */
+export function publishWatchHooks(hooks: HostrelayWatchHooks): () => void {
+  window.hostrelayWatch = hooks;
+  return () => {
+    if (window.hostrelayWatch === hooks) delete window.hostrelayWatch;
+  };
 }
 
 /** Publishes the hooks on window; the returned function takes them down again (if still ours). */

@@ -46,6 +46,7 @@ function randomLike(rand: Random, zero: unknown, key = ''): unknown {
   if (typeof zero === 'string') return rand() < 0.3 ? '' : randomString(rand, 40);
   if (typeof zero === 'number') return rand() < 0.3 ? 0 : rand() < 0.5 ? INTS[below(rand, INTS.length)] : below(rand, 1e6) - 5e5;
   if (typeof zero === 'boolean') return rand() < 0.5;
+  if (zero instanceof Uint8Array) return Uint8Array.from({ length: rand() < 0.3 ? 0 : below(rand, 64) }, () => below(rand, 256));
   if (Array.isArray(zero)) return Array.from({ length: below(rand, 4) }, () => randomLike(rand, ITEMS[key]));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(zero as object)) out[k] = randomLike(rand, v, k);

@@ -66,6 +66,22 @@ export const bool: Field<boolean> = {
   },
 };
 
+/**
+ * A Go []byte: msgpack bin. A decoded value is copied out of the frame so a
+ * caller may keep it without pinning the whole frame's buffer.
+ */
+export const bin: Field<Uint8Array> = {
+  omitEmpty: true,
+  zero: () => new Uint8Array(0),
+  isZero: (v) => v === undefined || v.length === 0,
+  toWire: (v) => v ?? new Uint8Array(0),
+  fromWire(raw, path) {
+    if (raw === null || raw === undefined) return new Uint8Array(0);
+    if (!(raw instanceof Uint8Array)) throw malformed(path, 'bin', raw);
+    return raw.slice();
+  },
+};
+
 export function list<V>(item: Field<V>): Field<V[]> {
   return {
     omitEmpty: true,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { decodeFrame, encodeFrame } from './envelope.js';
 import { ErrorCode } from './errors.js';
+import { MAX_FRAME, MAX_SPECTATOR_DATA } from './limits.js';
 import type { MessageMap, MessageTypeName } from './messages.js';
 
 // protocol/testdata/golden.json is the contract with the Go codec: every
@@ -24,12 +25,25 @@ const fromHex = (h: string): Uint8Array => new Uint8Array(Buffer.from(h, 'hex'))
 
 function withDefaults(frameBody: unknown, vectorBody: unknown): unknown {
   // The JSON form omits zero fields exactly like the wire; the decoder fills
-  // them in. Compare after dropping the decoder's zero values.
-  return JSON.parse(JSON.stringify(frameBody, (_k, v: unknown) => (isZero(v) ? undefined : v))) ?? vectorBody;
+  // them in. Compare after dropping the decoder's zero values. Go's JSON
+  // writes a []byte as base64, so bytes become base64 here too.
+  const replacer = (_k: string, v: unknown): unknown =>
+    isZero(v) ? undefined : v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
+  return JSON.parse(JSON.stringify(frameBody, replacer)) ?? vectorBody;
 }
 
 function isZero(v: unknown): boolean {
-  return v === '' || v === 0 || v === false || (Array.isArray(v) && v.length === 0);
+  return (
+    v === '' || v === 0 || v === false || (Array.isArray(v) && v.length === 0) || (v instanceof Uint8Array && v.length === 0)
+  );
+}
+
+// The JSON form's base64 `data` (spectatorFrame, the only bytes field) back
+// to the bytes the codec takes.
+function fromJSON(t: string, b: unknown): unknown {
+  if (t !== 'spectatorFrame' || typeof b !== 'object' || b === null) return b;
+  const { data, ...rest } = b as { data?: string };
+  return data === undefined ? rest : { ...rest, data: new Uint8Array(Buffer.from(data, 'base64')) };
 }
 
 describe('golden vectors', () => {
@@ -55,12 +69,14 @@ describe('golden vectors', () => {
     const known: readonly string[] = Object.values(ErrorCode);
     const used = vectors.filter((v) => v.t === 'error').map((v) => (v.b as { code: string }).code);
     expect(used).toContain('party_full');
+    expect(vectors.map((v) => v.t)).toEqual(expect.arrayContaining(['spectate', 'spectating', 'spectatorFrame']));
     for (const code of used) expect(known, code).toContain(code);
   });
 
   it('encodes from the JSON form too', () => {
     for (const v of vectors) {
-      const again = encodeFrame(v.t as MessageTypeName, v.id ?? 0, v.b as Partial<MessageMap[MessageTypeName]>);
+      const body = fromJSON(v.t, v.b) as Partial<MessageMap[MessageTypeName]> | undefined;
+      const again = encodeFrame(v.t as MessageTypeName, v.id ?? 0, body);
       expect(toHex(again), v.name).toBe(v.hex);
     }
   });
@@ -84,6 +100,29 @@ describe('decoded defaults', () => {
       players: [],
       ice: { servers: [], ttl: 0 },
     });
+  });
+});
+
+describe('spectator frames', () => {
+  it('decodes data as bytes, not a string', () => {
+    const frame = decodeFrame(fromHex(vectors.find((v) => v.name === 'spectator keyframe from host')!.hex));
+    expect(frame.t).toBe('spectatorFrame');
+    const b = frame.b as MessageMap['spectatorFrame'];
+    expect(b.key).toBe(true);
+    expect(b.data).toBeInstanceOf(Uint8Array);
+    expect([...b.data]).toEqual([1, 2, 3, 0xff]);
+  });
+
+  it('refuses a string where bytes belong', () => {
+    // {t: spectatorFrame, b: {data: "abc"}}: a str8 where Go wants bin.
+    const bytes = new Uint8Array([0x82, 0xa1, 0x74, 0xae, ...Buffer.from('spectatorFrame'), 0xa1, 0x62, 0x81, 0xa4, ...Buffer.from('data'), 0xa3, 0x61, 0x62, 0x63]);
+    expect(() => decodeFrame(bytes)).toThrow(/spectatorFrame\.data is string, want bin/);
+  });
+
+  it('encodes data at MAX_SPECTATOR_DATA within MAX_FRAME', () => {
+    const frame = encodeFrame('spectatorFrame', 0, { key: true, data: new Uint8Array(MAX_SPECTATOR_DATA) });
+    expect(frame.length).toBeLessThanOrEqual(MAX_FRAME);
+    expect(() => encodeFrame('spectatorFrame', 0, { data: new Uint8Array(MAX_FRAME) })).toThrow(/too large/);
   });
 });
 

@@ -23,6 +23,13 @@ export const MAX_CHAT_TEXT = 200; // runes of one chat line
 export const MIN_DEVICE = 16; // bytes of hello.device
 export const MAX_DEVICE = 64; // bytes of hello.device
 export const MAX_PARTY_SIZE = 4; // members of one party
+/**
+ * The most bytes of spectatorFrame.data any server takes (MAX_FRAME less room
+ * for the envelope); a server may take fewer and says so in spectating.maxData.
+ */
+export const MAX_SPECTATOR_DATA = MAX_FRAME - 64;
+/** Spectator frames a room's host may send per second (a bucket of as many), protocol/spectate.go's default. */
+export const SPECTATOR_FRAMES_PER_SECOND = 20;
 /** The size of a room quickPlay makes when its maxPlayers is 0. */
 export const DEFAULT_QUICK_PLAYERS = 8;
 

@@ -38,6 +38,11 @@ export const MessageType = {
   LeaveParty: 'leaveParty',
   PartyJoined: 'partyJoined',
   PartyUpdated: 'partyUpdated',
+  Spectate: 'spectate',
+  Spectating: 'spectating',
+  StopSpectating: 'stopSpectating',
+  SpectatorFrame: 'spectatorFrame',
+  SpectateEnded: 'spectateEnded',
 } as const;
 
 /** Signal kinds: the joining client offers, the host answers, both trickle candidates. */
@@ -335,6 +340,48 @@ export interface PartyUpdated {
   party: Party;
 }
 
+/**
+ * Watches the room with this code without a seat (protocol/spectate.go): the
+ * room may be full or started; a wrong code or password spends the failed-join
+ * budget like joinRoom. Answered with spectating, then the room's spectator
+ * frames as events after the server's delay.
+ */
+export interface Spectate {
+  code: string;
+  password: string;
+}
+
+/**
+ * Answers spectate: the room as the room list shows it, how long the server
+ * holds each spectator frame (ms), and the most data bytes it takes in one
+ * spectatorFrame from a host.
+ */
+export interface Spectating {
+  room: RoomSummary;
+  delayMs: number;
+  maxData: number;
+}
+
+/** Stops watching; answered with ok (not_in_room if not watching). */
+export type StopSpectating = Record<string, never>;
+
+/**
+ * One frame of a room's spectator stream: sent by the host (id 0, no answer),
+ * delivered to each spectator as an event after the delay. `data` is the
+ * game's own encoding; `key` marks a complete state (the frames after it are
+ * deltas against it). Outside the session's numbered frames: a client does
+ * not count it for resume.
+ */
+export interface SpectatorFrame {
+  key: boolean;
+  data: Uint8Array;
+}
+
+/** The spectator no longer watches: the room closed (reason as roomClosed). */
+export interface SpectateEnded {
+  reason: string;
+}
+
 /** Each message type tag and its body. */
 export interface MessageMap {
   hello: Hello;
@@ -371,6 +418,11 @@ export interface MessageMap {
   leaveParty: LeaveParty;
   partyJoined: PartyJoined;
   partyUpdated: PartyUpdated;
+  spectate: Spectate;
+  spectating: Spectating;
+  stopSpectating: StopSpectating;
+  spectatorFrame: SpectatorFrame;
+  spectateEnded: SpectateEnded;
 }
 export type MessageTypeName = keyof MessageMap;
 

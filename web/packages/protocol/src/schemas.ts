@@ -1,4 +1,4 @@
-import { always, bool, int, list, str, struct, type Field } from './fields.js';
+import { always, bin, bool, int, list, str, struct, type Field } from './fields.js';
 import type {
   Chat,
   ChatMessage,
@@ -38,7 +38,12 @@ import type {
   SetName,
   SetReady,
   Signal,
+  Spectate,
+  SpectateEnded,
+  Spectating,
+  SpectatorFrame,
   StartGame,
+  StopSpectating,
   UnwatchRooms,
   UpdateRoom,
   WatchRooms,
@@ -134,6 +139,11 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
   leaveParty: struct<LeaveParty>({}),
   partyJoined: struct<PartyJoined>({ party: always(party), you: str }),
   partyUpdated: struct<PartyUpdated>({ party: always(party) }),
+  spectate: struct<Spectate>({ code: str, password: str }),
+  spectating: struct<Spectating>({ room: always(roomSummary), delayMs: int, maxData: int }),
+  stopSpectating: struct<StopSpectating>({}),
+  spectatorFrame: struct<SpectatorFrame>({ key: bool, data: bin }),
+  spectateEnded: struct<SpectateEnded>({ reason: str }),
 };
 
 export function isMessageType(t: string): t is MessageTypeName {

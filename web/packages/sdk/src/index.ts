@@ -10,6 +10,7 @@ export {
   type RoomSettings,
 } from './lobby-client.js';
 export { gameFor, type Game, type GameContext, type GameStats, type RunningGame } from './game.js';
+export { SpectatorSession, type SpectatorSessionEvents } from './spectator-session.js';
 export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {
@@ -49,5 +50,14 @@ export type {
   RoomListUpdate,
   RoomSummary,
   Signal,
+  Spectating,
+  SpectatorFrame,
 } from '@hostrelay/protocol';
-export { ErrorCode, MAX_PARTY_SIZE, Reason, normalizeRoomCode } from '@hostrelay/protocol';
+export {
+  ErrorCode,
+  MAX_PARTY_SIZE,
+  MAX_SPECTATOR_DATA,
+  Reason,
+  SPECTATOR_FRAMES_PER_SECOND,
+  normalizeRoomCode,
+} from '@hostrelay/protocol';

@@ -1,4 +1,6 @@
 import {
+  ErrorCode,
+  MAX_SPECTATOR_DATA,
   ProtocolError,
   VERSION,
   bodyOf,
@@ -22,6 +24,9 @@ import {
   type RoomSummary,
   type Signal,
   type SignalKindName,
+  type SpectateEnded,
+  type Spectating,
+  type SpectatorFrame,
   type Welcome,
 } from '@hostrelay/protocol';
 import { Emitter, type Unsubscribe } from './emitter.js';
@@ -122,6 +127,10 @@ export interface LobbyEvents {
   roomJoined: [joined: RoomJoined];
   /** Our party changed: a member joined, left or was renamed, or the leader changed. */
   partyUpdated: [party: Party];
+  /** A frame of the room we watch (after spectate), the server's delay behind the players. SpectatorSession reads these. */
+  spectatorFrame: [frame: SpectatorFrame];
+  /** We no longer watch: the room closed (`reason` as roomClosed). */
+  spectateEnded: [event: SpectateEnded];
   /** A server notice (an Error with no request) or a frame we could not read. */
   error: [error: LobbyError];
   /** The connection dropped and we are taking the seat back (with `resume`); `attempt` counts from 1. */
@@ -162,6 +171,9 @@ export class LobbyClient {
   private resumeToken = '';
   private graceMs = 0;
   private received = 0;
+  // The server's frame limit from the Welcome: a spectator frame's data may
+  // be at most this less the envelope (protocol.MaxSpectatorData).
+  private maxFrame = 0;
   private resuming: { attempt: number; deadline: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
 
   private constructor(
@@ -315,6 +327,47 @@ export class LobbyClient {
     await this.request('unwatchRooms', undefined, 'ok');
   }
 
+  /**
+   * Watches a room without a seat (it may be full or started): resolves with
+   * the room and the server's delay, then 'spectatorFrame' events bring the
+   * host's stream that far behind the players. SpectatorSession wraps this.
+   */
+  spectate(code: string, password?: string): Promise<Spectating> {
+    return this.request('spectate', { code, password }, 'spectating');
+  }
+
+  /** Stops watching ('not_in_room' if we were not). */
+  async stopSpectating(): Promise<void> {
+    await this.request('stopSpectating', undefined, 'ok');
+  }
+
+  /**
+   * The most bytes of data one spectator frame may carry on this server:
+   * MAX_SPECTATOR_DATA, or less if the server's frame limit is lower.
+   */
+  get maxSpectatorData(): number {
+    return this.maxFrame > 0 ? Math.min(MAX_SPECTATOR_DATA, this.maxFrame - 64) : MAX_SPECTATOR_DATA;
+  }
+
+  /**
+   * Sends one frame of the room's spectator stream (host only). It is not
+   * answered (id 0): the server fans it out to every spectator after its
+   * delay, and a refusal (past the room's rate, say) comes as an 'error'
+   * event. RoomSession.sendSpectatorFrame checks the limits first.
+   */
+  sendSpectatorFrame(data: Uint8Array, key: boolean): void {
+    if (data.length === 0 || data.length > this.maxSpectatorData) {
+      throw new LobbyError(
+        ErrorCode.InvalidArgument,
+        `spectatorFrame: data is ${data.length} bytes; it must be 1 to ${this.maxSpectatorData}`,
+      );
+    }
+    const transport = this.transport;
+    // A frame for spectators is worth nothing later: while resuming, skip it.
+    if (!transport || !this.open || this.resuming !== null) return;
+    transport.send(encodeFrame('spectatorFrame', 0, { key, data }));
+  }
+
   /** Closes the connection and ends the session; pending requests reject with code 'closed'. */
   close(): void {
     const t = this.transport;
@@ -327,6 +380,7 @@ export class LobbyClient {
   private noteWelcome(w: Welcome): void {
     this.resumeToken = w.resume;
     this.graceMs = w.grace * 1000;
+    this.maxFrame = w.maxFrame;
   }
 
   /** Opens a transport; resolves when it is open, rejects if it closes or times out first. */
@@ -487,6 +541,9 @@ export class LobbyClient {
       this.events.emit('error', new LobbyError(ClientErrorCode.Protocol, msg));
       return;
     }
+    // Spectator frames are outside the session's numbered frames: the
+    // server neither counts nor replays them (docs/protocol.md, Spectators).
+    if (frame.t === 'spectatorFrame') this.received--;
     if (frame.t === 'welcome' && frame.b?.resumed === true) {
       this.received--;
       this.noteWelcome(frame.b);
@@ -545,6 +602,12 @@ export class LobbyClient {
         break;
       case 'partyUpdated':
         this.events.emit('partyUpdated', bodyOf(frame).party);
+        break;
+      case 'spectatorFrame':
+        this.events.emit('spectatorFrame', bodyOf(frame));
+        break;
+      case 'spectateEnded':
+        this.events.emit('spectateEnded', bodyOf(frame));
         break;
       case 'error':
         this.events.emit('error', lobbyErrorFrom(bodyOf(frame)));

@@ -1,4 +1,15 @@
-import type { ChatMessage, GameStarted, HostChanged, Ice, Player, RoomInfo, RoomJoined, Signal } from '@hostrelay/protocol';
+import {
+  ErrorCode,
+  SPECTATOR_FRAMES_PER_SECOND,
+  type ChatMessage,
+  type GameStarted,
+  type HostChanged,
+  type Ice,
+  type Player,
+  type RoomInfo,
+  type RoomJoined,
+  type Signal,
+} from '@hostrelay/protocol';
 import type { ChannelName } from './channels.js';
 import { Emitter, type Unsubscribe } from './emitter.js';
 import { ClientErrorCode, LobbyError, type PeerError } from './errors.js';
@@ -31,6 +42,12 @@ export interface RoomSessionOptions {
    * older ones are dropped. 0 keeps none: the `chat` event still fires.
    */
   maxChatLines?: number;
+  /**
+   * Spectator frames the host sends per second at most, in a bucket of as
+   * many (default SPECTATOR_FRAMES_PER_SECOND, the server's default): past
+   * it sendSpectatorFrame refuses rather than have the server refuse.
+   */
+  spectatorFramesPerSecond?: number;
 }
 
 /** Chat lines a session keeps unless told otherwise: a long evening's worth, a few tens of KB. */
@@ -115,6 +132,13 @@ export class RoomSession {
   private droppedByClosedPeers = 0;
   private relinkAttempts = 0;
   private relinkTimer: ReturnType<typeof setTimeout> | null = null;
+  // The host's spectator stream: a token bucket at the server's rate, and
+  // whether a refused frame left spectators needing a keyframe.
+  private readonly spectatorRate: number;
+  private spectatorTokens: number;
+  private spectatorRefill = 0;
+  private spectatorNeedsKey = false;
+  private refusedSpectatorFrames = 0;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -150,6 +174,12 @@ export class RoomSession {
     if (!Number.isInteger(this.maxChatLines) || this.maxChatLines < 0) {
       throw new RangeError(`RoomSession: maxChatLines must be a whole number ≥ 0, not ${this.maxChatLines}`);
     }
+
+    this.spectatorRate = options.spectatorFramesPerSecond ?? SPECTATOR_FRAMES_PER_SECOND;
+    if (!(this.spectatorRate > 0)) {
+      throw new RangeError(`RoomSession: spectatorFramesPerSecond must be above 0, not ${this.spectatorRate}`);
+    }
+    this.spectatorTokens = this.spectatorRate;
 
     this.offs.push(
       lobby.on('signal', (s) => this.onSignal(s)),
@@ -261,6 +291,42 @@ export class RoomSession {
     let n = 0;
     for (const p of this.peers.values()) if (p.send(data, channel)) n++;
     return n;
+  }
+
+  /**
+   * Sends one frame of the room's spectator stream (host only): the server
+   * holds it for its spectator delay and fans it out to every spectator, so
+   * the host's upload is one stream however many watch. `keyframe` marks a
+   * complete state a spectator who joins mid-game can start from; send one
+   * at least every second. `data` is at most `lobby.maxSpectatorData` bytes
+   * (a LobbyError 'invalid_argument' otherwise).
+   *
+   * Returns false when the frame was refused for the rate
+   * (`spectatorFramesPerSecond`, the server's default 20): and after a
+   * refusal deltas are refused too until the next keyframe, since no
+   * spectator could apply them.
+   */
+  sendSpectatorFrame(data: Uint8Array, options: { keyframe?: boolean } = {}): boolean {
+    if (this.closed) throw new LobbyError(ClientErrorCode.Closed, `sendSpectatorFrame: the room session is over (${this.closedReason})`);
+    if (this.role !== 'host') throw new LobbyError(ErrorCode.Forbidden, 'sendSpectatorFrame: only the host sends the spectator stream');
+    const key = options.keyframe === true;
+    const now = Date.now();
+    this.spectatorTokens = Math.min(this.spectatorRate, this.spectatorTokens + ((now - this.spectatorRefill) / 1000) * this.spectatorRate);
+    this.spectatorRefill = now;
+    if (this.spectatorTokens < 1 || (this.spectatorNeedsKey && !key)) {
+      this.spectatorNeedsKey = true;
+      this.refusedSpectatorFrames++;
+      return false;
+    }
+    this.lobby.sendSpectatorFrame(data, key); // throws for the size before a token is spent
+    this.spectatorTokens--;
+    this.spectatorNeedsKey = false;
+    return true;
+  }
+
+  /** Spectator frames sendSpectatorFrame refused for the rate, over the session's life. */
+  get refusedSpectatorFrameCount(): number {
+    return this.refusedSpectatorFrames;
   }
 
   /** The candidate types of each open peer's selected pair (relay/relay when all is well). */
