@@ -87,6 +87,7 @@ var goldenCases = []goldenCase{
 	{"unwatch rooms", TypeUnwatchRooms, 19, nil},
 	{"player updated event", TypePlayerUpdated, 0, &PlayerUpdated{Player: Player{ID: "p2", Name: "Grace", Ready: true, Ping: 37}}},
 	{"room updated event", TypeRoomUpdated, 0, &RoomUpdated{Room: RoomInfo{Code: "ABC2345", Name: "Lunch league", MaxPlayers: 6, Public: true, HasPassword: true, Host: "p1", Mode: "Teams"}}},
+	{"room updated event with spectators", TypeRoomUpdated, 0, &RoomUpdated{Room: RoomInfo{Code: "ABC2345", Host: "p1", Started: true, Spectators: 42}}},
 	{"game started event", TypeGameStarted, 0, &GameStarted{Mode: "Teams"}},
 	{"chat message event", TypeChatMessage, 0, &ChatMessage{From: "p2", Name: "Grace", Text: "<img src=x onerror=alert(1)>", At: 1795000000123}},
 	{"room kicked event", TypeRoomClosed, 0, &RoomClosed{Reason: ReasonKicked}},

@@ -113,7 +113,11 @@ type Player struct {
 }
 
 // RoomInfo describes a room. Host is the player id of the host. Started is
-// set once the host has started the game.
+// set once the host has started the game. Spectators is how many watch the
+// room (spectate.go), so a host can stop producing a spectator stream nobody
+// sees; the server sends roomUpdated when it changes, at most once per
+// SpectatorCountInterval per room. Older clients skip the field (Decode
+// ignores unknown fields).
 type RoomInfo struct {
 	Code        string `msgpack:"code,omitempty" json:"code,omitempty"`
 	Name        string `msgpack:"name,omitempty" json:"name,omitempty"`
@@ -124,6 +128,7 @@ type RoomInfo struct {
 	Mode        string `msgpack:"mode,omitempty" json:"mode,omitempty"`
 	Started     bool   `msgpack:"started,omitempty" json:"started,omitempty"`
 	Migrate     bool   `msgpack:"migrate,omitempty" json:"migrate,omitempty"`
+	Spectators  int    `msgpack:"spectators,omitempty" json:"spectators,omitempty"`
 }
 
 // ICEServer has the shape of the WebRTC RTCIceServer dictionary.

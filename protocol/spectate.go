@@ -1,5 +1,7 @@
 package protocol
 
+import "time"
+
 // Spectators.
 //
 // A spectator watches a room without a seat: it never appears in Players,
@@ -35,6 +37,12 @@ const (
 	TypeSpectatorFrame = "spectatorFrame"
 	TypeSpectateEnded  = "spectateEnded"
 )
+
+// SpectatorCountInterval bounds how often a room's members hear that its
+// spectator count (RoomInfo.Spectators) changed: changes within it are sent
+// together, as one roomUpdated, at its end. A crowd arriving at once costs
+// the room one event, not one per spectator.
+const SpectatorCountInterval = 250 * time.Millisecond
 
 // MaxSpectatorData is the most bytes of SpectatorFrame.Data any server takes;
 // a server may be stricter (Spectating.MaxData says what it takes). It leaves

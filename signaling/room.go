@@ -40,6 +40,11 @@ type room struct {
 	// the host sends a frame or someone watches.
 	spectators int
 	stream     *stream
+	// spectatorsSent is the count the members last heard (roomUpdated or
+	// roomJoined); countTimer is armed while a change waits to be sent
+	// (spectatorsChangedLocked).
+	spectatorsSent int
+	countTimer     stopper
 }
 
 func hashPassword(p string) []byte {
@@ -167,6 +172,7 @@ func (r *room) info() protocol.RoomInfo {
 		Mode:        r.mode,
 		Started:     r.started,
 		Migrate:     r.migrate,
+		Spectators:  r.spectators,
 	}
 }
 

@@ -54,7 +54,7 @@ func updateRoom(q req[protocol.UpdateRoom]) (reply, error) {
 		r.passwordHash = hashPassword(m.Password)
 	}
 	q.s.log.Info("room updated", "room", r.code, "max_players", r.maxPlayers, "public", r.public)
-	q.h.broadcastLocked(r, nil, protocol.TypeRoomUpdated, &protocol.RoomUpdated{Room: r.info()})
+	q.h.broadcastRoomInfoLocked(r)
 	q.h.roomChangedLocked(r)
 	return okReply(), nil
 }

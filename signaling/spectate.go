@@ -195,6 +195,33 @@ func (h *Hub) stopWatchingLocked(s *Session) {
 	if r.stream != nil {
 		r.stream.remove(s)
 	}
+	h.spectatorsChangedLocked(r)
+}
+
+// spectatorsChangedLocked tells r's members its spectator count changed,
+// so a host can stop sending a stream nobody watches: not at once but at
+// the end of protocol.SpectatorCountInterval, as one roomUpdated for every
+// change within it (a crowd arriving costs the room one event), and not at
+// all if the count is back where the members last heard it.
+func (h *Hub) spectatorsChangedLocked(r *room) {
+	if r.countTimer != nil {
+		return
+	}
+	r.countTimer = h.cfg.AfterFunc(protocol.SpectatorCountInterval, func() {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		r.countTimer = nil
+		if h.rooms[r.code] != r || r.spectators == r.spectatorsSent {
+			return // closed, or no change to tell
+		}
+		h.broadcastRoomInfoLocked(r)
+	})
+}
+
+// broadcastRoomInfoLocked sends every member the room as it is now.
+func (h *Hub) broadcastRoomInfoLocked(r *room) {
+	r.spectatorsSent = r.spectators
+	h.broadcastLocked(r, nil, protocol.TypeRoomUpdated, &protocol.RoomUpdated{Room: r.info()})
 }
 
 // endStreamLocked tells r's spectators the room is gone and drops its
@@ -207,6 +234,10 @@ func (h *Hub) endStreamLocked(r *room, reason string) {
 	viewers := append([]*Session(nil), r.stream.viewers...)
 	r.stream.mu.Unlock()
 	r.stream.close()
+	if r.countTimer != nil {
+		r.countTimer.Stop()
+		r.countTimer = nil
+	}
 	for _, v := range viewers {
 		v.watching = nil
 		v.send(0, protocol.TypeSpectateEnded, &protocol.SpectateEnded{Reason: reason})
@@ -269,6 +300,7 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 	h.unsubscribeRoomListLocked(s)
 	s.watching = r
 	r.spectators++
+	h.spectatorsChangedLocked(r)
 	h.counters.spectates.Add(1)
 	st := h.streamLocked(r)
 	s.log.Info("watching", "room", r.code, "spectators", r.spectators)

@@ -120,6 +120,16 @@ func (c *client) expectFrame(n uint32, key bool) {
 	}
 }
 
+// expectSpectators reads the next frame, a roomUpdated with n spectators.
+func (c *client) expectSpectators(n int) {
+	c.t.Helper()
+	var u protocol.RoomUpdated
+	c.expect(protocol.TypeRoomUpdated, &u)
+	if u.Room.Spectators != n {
+		c.t.Fatalf("roomUpdated with %d spectators, want %d", u.Room.Spectators, n)
+	}
+}
+
 // nothingQueued asks the hub for a reply: frames are written in order, so
 // an OK read next proves no spectator frame was queued before it.
 func (c *client) nothingQueued() {
@@ -140,6 +150,8 @@ func TestSpectatorsSeeFramesAfterTheDelay(t *testing.T) {
 			t.Fatalf("spectating %+v", sp)
 		}
 	}
+	clock.Advance(protocol.SpectatorCountInterval)
+	host.expectSpectators(50)
 	for n := range uint32(10) {
 		host.frame(n, n%5 == 0, 100)
 		clock.Advance(100 * time.Millisecond)
@@ -205,6 +217,10 @@ func hostUpload(t *testing.T, url string, clock *fakeClock, spectators int) int6
 	for i := range viewers {
 		viewers[i] = connect(t, url, "")
 		viewers[i].spectate(code)
+	}
+	if spectators > 0 {
+		clock.Advance(protocol.SpectatorCountInterval)
+		host.expectSpectators(spectators)
 	}
 	for n := range uint32(40) {
 		host.frame(n, n%10 == 0, 1000)
@@ -291,6 +307,8 @@ func TestSlowSpectatorHoldsNobodyBack(t *testing.T) {
 	slow.spectate(code)
 	fast := connect(t, url, "")
 	fast.spectate(code)
+	clock.Advance(protocol.SpectatorCountInterval)
+	host.expectSpectators(2)
 	for n := range uint32(frames) {
 		host.frame(n, true, size)
 		clock.Advance(step)
@@ -469,4 +487,92 @@ func BenchmarkSpectatorFanOut(b *testing.B) {
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(got.Load()), "ns/delivered")
 	cancel()
 	wg.Wait()
+}
+
+// The host hears its spectator count, so it can stop streaming to nobody:
+// every change within protocol.SpectatorCountInterval comes as one
+// roomUpdated at its end, to every member, and none if the count is back
+// where they last heard it.
+func TestHostHearsItsSpectatorCount(t *testing.T) {
+	const tick = protocol.SpectatorCountInterval
+	_, url, clock := spectatorHub(t, nil)
+	host := connect(t, url, "Ada")
+	code := host.create("Final", 4, "").Room.Code
+	player := connect(t, url, "Bob")
+	if rj := player.join(code, ""); rj.Room.Spectators != 0 {
+		t.Fatalf("roomJoined with %d spectators, want 0", rj.Room.Spectators)
+	}
+	host.expect(protocol.TypePlayerJoined, &protocol.PlayerJoined{})
+	both := func(n int) {
+		t.Helper()
+		host.expectSpectators(n)
+		player.expectSpectators(n)
+		host.nothingQueued()
+		player.nothingQueued()
+	}
+
+	a := connect(t, url, "Dee")
+	a.spectate(code)
+	clock.Advance(tick - time.Nanosecond) // at the interval, not before
+	host.nothingQueued()
+	clock.Advance(time.Nanosecond)
+	both(1)
+
+	b := connect(t, url, "")
+	b.spectate(code)
+	clock.Advance(tick)
+	both(2)
+	late := connect(t, url, "Cy")
+	if rj := late.join(code, ""); rj.Room.Spectators != 2 {
+		t.Fatalf("roomJoined with %d spectators, want 2", rj.Room.Spectators)
+	}
+	host.expect(protocol.TypePlayerJoined, &protocol.PlayerJoined{})
+	player.expect(protocol.TypePlayerJoined, &protocol.PlayerJoined{})
+
+	b.request(protocol.TypeStopSpectating, nil)
+	b.expect(protocol.TypeOK, &protocol.OK{})
+	clock.Advance(tick)
+	both(1)
+	late.expectSpectators(1)
+
+	// A spectator taking a seat stops watching: 0, with its playerJoined first.
+	a.join(code, "")
+	host.expect(protocol.TypePlayerJoined, &protocol.PlayerJoined{})
+	player.expect(protocol.TypePlayerJoined, &protocol.PlayerJoined{})
+	late.expect(protocol.TypePlayerJoined, &protocol.PlayerJoined{})
+	clock.Advance(tick)
+	both(0)
+	late.expectSpectators(0)
+}
+
+// A crowd arriving, and a watcher who comes and goes, cost the room at most
+// one roomUpdated per interval.
+func TestSpectatorCountIsCoalesced(t *testing.T) {
+	const tick = protocol.SpectatorCountInterval
+	_, url, clock := spectatorHub(t, nil)
+	host := connect(t, url, "Ada")
+	code := host.create("Final", 2, "").Room.Code
+	for range 30 {
+		connect(t, url, "").spectate(code)
+	}
+	clock.Advance(tick)
+	host.expectSpectators(30)
+	host.nothingQueued()
+
+	// Back to where the host last heard it within one interval: nothing.
+	v := connect(t, url, "")
+	v.spectate(code)
+	v.request(protocol.TypeStopSpectating, nil)
+	v.expect(protocol.TypeOK, &protocol.OK{})
+	clock.Advance(tick)
+	host.nothingQueued()
+
+	// Changes in the next interval wait for its end: one event, the last count.
+	v.spectate(code)
+	clock.Advance(tick / 2)
+	connect(t, url, "").spectate(code)
+	host.nothingQueued()
+	clock.Advance(tick / 2)
+	host.expectSpectators(32)
+	host.nothingQueued()
 }

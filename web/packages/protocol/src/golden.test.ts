@@ -95,7 +95,7 @@ describe('decoded defaults', () => {
   it('fills nested structs', () => {
     const frame = decodeFrame(encodeFrame('roomJoined', 3, {}));
     expect(frame.b).toEqual({
-      room: { code: '', name: '', maxPlayers: 0, public: false, hasPassword: false, host: '', mode: '', started: false, migrate: false },
+      room: { code: '', name: '', maxPlayers: 0, public: false, hasPassword: false, host: '', mode: '', started: false, migrate: false, spectators: 0 },
       you: '',
       players: [],
       ice: { servers: [], ttl: 0 },

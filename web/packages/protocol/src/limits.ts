@@ -30,6 +30,12 @@ export const MAX_PARTY_SIZE = 4; // members of one party
 export const MAX_SPECTATOR_DATA = MAX_FRAME - 64;
 /** Spectator frames a room's host may send per second (a bucket of as many), protocol/spectate.go's default. */
 export const SPECTATOR_FRAMES_PER_SECOND = 20;
+/**
+ * The longest a change of a room's spectator count (roomInfo.spectators) waits
+ * before the members hear it as roomUpdated: changes within it come as one
+ * (protocol/spectate.go's SpectatorCountInterval).
+ */
+export const SPECTATOR_COUNT_INTERVAL_MS = 250;
 /** The size of a room quickPlay makes when its maxPlayers is 0. */
 export const DEFAULT_QUICK_PLAYERS = 8;
 

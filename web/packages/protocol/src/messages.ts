@@ -144,6 +144,12 @@ export interface RoomInfo {
   started: boolean;
   /** A client is promoted when the host leaves. */
   migrate: boolean;
+  /**
+   * How many watch the room (spectate): a host may skip its spectator stream
+   * while it is 0. A change comes as roomUpdated, at most once per
+   * SPECTATOR_COUNT_INTERVAL_MS per room.
+   */
+  spectators: number;
 }
 
 /** Has the shape of the WebRTC RTCIceServer dictionary. */

@@ -64,6 +64,7 @@ const roomInfo = struct<RoomInfo>({
   mode: str,
   started: bool,
   migrate: bool,
+  spectators: int,
 });
 
 const roomSummary = struct<RoomSummary>({

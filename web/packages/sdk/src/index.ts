@@ -58,6 +58,7 @@ export {
   MAX_PARTY_SIZE,
   MAX_SPECTATOR_DATA,
   Reason,
+  SPECTATOR_COUNT_INTERVAL_MS,
   SPECTATOR_FRAMES_PER_SECOND,
   normalizeRoomCode,
 } from '@hostrelay/protocol';

@@ -5,7 +5,7 @@ import { FakeServer } from './fake-transport.test-util.js';
 import { LobbyClient } from './lobby-client.js';
 
 const joined = {
-  room: { code: 'ABC2345', name: 'r', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false },
+  room: { code: 'ABC2345', name: 'r', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0 },
   you: 'p2',
   players: [
     { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false },

@@ -8,7 +8,7 @@ import { LobbyError } from './errors.js';
 // its reply, and the events a party member gets.
 
 const joined = (code: string, you: string): RoomJoined => ({
-  room: { code, name: 'Quick play: Duel', maxPlayers: 8, public: true, hasPassword: false, host: 'p1', mode: 'Duel', started: false, migrate: false },
+  room: { code, name: 'Quick play: Duel', maxPlayers: 8, public: true, hasPassword: false, host: 'p1', mode: 'Duel', started: false, migrate: false, spectators: 0 },
   you,
   players: [
     { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false },

@@ -14,7 +14,7 @@ import { RoomSession, type Role, type RoomSessionOptions } from './room-session.
 
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: '100:s', credential: 'old' }], ttl: 60 };
 const fresh = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: '200:s', credential: 'new' }], ttl: 60 };
-const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: true, migrate: true };
+const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: true, migrate: true, spectators: 0 };
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
 function joined(you: string, players: string[]): RoomJoined {

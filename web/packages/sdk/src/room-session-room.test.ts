@@ -20,6 +20,7 @@ const baseRoom: RoomInfo = {
   mode: 'Arena',
   started: false,
   migrate: true,
+  spectators: 0,
 };
 
 const player = (id: string, over: Partial<Player> = {}): Player => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false, ...over });
@@ -125,6 +126,22 @@ describe('RoomSession room settings and start', () => {
     server.send('roomUpdated', 0, { room: { ...baseRoom, code: 'XYZ2345', name: 'other' } });
     expect(events).toHaveLength(1);
     expect(session.room.name).toBe('Friday ball');
+  });
+
+  it('counts the spectators from the room it joined and each roomUpdated, saying when the count changes', async () => {
+    const { server, session } = await setup({ you: 'p1', room: { spectators: 2 } });
+    expect(session.spectators).toBe(2);
+    const seen: [number, number][] = [];
+    session.on('spectatorsChanged', (n, previous) => seen.push([n, previous]));
+    server.send('roomUpdated', 0, { room: { ...baseRoom, spectators: 3 } });
+    server.send('roomUpdated', 0, { room: { ...baseRoom, name: 'renamed', spectators: 3 } }); // settings only
+    server.send('roomUpdated', 0, { room: { ...baseRoom, spectators: 0 } });
+    expect(seen).toEqual([
+      [3, 2],
+      [0, 3],
+    ]);
+    expect(session.spectators).toBe(0);
+    expect(session.room.spectators).toBe(0);
   });
 
   it('is started from gameStarted on, once', async () => {

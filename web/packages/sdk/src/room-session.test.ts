@@ -7,7 +7,7 @@ import { LobbyClient } from './lobby-client.js';
 import { RoomSession } from './room-session.js';
 
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }], ttl: 60 };
-const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false };
+const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0 };
 
 function joined(you: string, players: string[]): RoomJoined {
   return { room, you, players: players.map((id) => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false })), ice };

@@ -66,8 +66,18 @@ export interface RoomSessionEvents {
    * come only to a LobbyClient made with `pings: true`.
    */
   playerUpdated: [player: Player, previous: Player];
-  /** The host changed the room's settings; `room` already holds them. */
+  /**
+   * The room's settings or its spectator count changed; `room` already
+   * holds them.
+   */
   roomUpdated: [room: RoomInfo];
+  /**
+   * How many watch the room changed (after roomUpdated); `spectators`
+   * already holds it. The server tells at most every
+   * SPECTATOR_COUNT_INTERVAL_MS, so a host can stop its spectator stream
+   * while nobody watches and start it again when someone does.
+   */
+  spectatorsChanged: [spectators: number, previous: number];
   /**
    * The host started the game; `started` is true from now on. A session
    * made for a room that had already started does not hear this: check
@@ -211,6 +221,11 @@ export class RoomSession {
   /** The room as last heard: its host changes on migration, its settings on roomUpdated. */
   get room(): RoomInfo {
     return this.info;
+  }
+
+  /** How many watch the room now (as last heard): a host need not send spectator frames while it is 0. */
+  get spectators(): number {
+    return this.info.spectators;
   }
 
   get hostId(): string {
@@ -539,8 +554,10 @@ export class RoomSession {
     // The host moves only through hostChanged, which re-forms the star (it
     // compares against info.host); the frames come in order, so the two
     // agree anyway. A room never un-starts.
+    const previous = this.info.spectators;
     this.info = { ...info, host: this.info.host, started: info.started || this.info.started };
     this.events.emit('roomUpdated', this.info);
+    if (this.info.spectators !== previous) this.events.emit('spectatorsChanged', this.info.spectators, previous);
   }
 
   /** At most once: a room starts once, and one that had started before we joined never says so again. */

@@ -114,7 +114,7 @@ describe('RoomSession.sendSpectatorFrame', () => {
   });
 
   const joined = (you: string): RoomJoined => ({
-    room: { code: 'ABC2345', name: 'r', maxPlayers: 2, public: true, hasPassword: false, host: 'p1', mode: 'Arena', started: true, migrate: false },
+    room: { code: 'ABC2345', name: 'r', maxPlayers: 2, public: true, hasPassword: false, host: 'p1', mode: 'Arena', started: true, migrate: false, spectators: 0 },
     you,
     players: [
       { id: 'p1', name: 'Ada', ready: true, ping: 0, away: false },
