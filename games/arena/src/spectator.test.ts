@@ -1,8 +1,16 @@
-import { describe, expect, it } from 'vitest';
-import { MAX_SPECTATOR_DATA } from '@hostrelay/sdk';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Emitter, MAX_SPECTATOR_DATA, type Role, type RoomSessionEvents, type Unsubscribe } from '@hostrelay/sdk';
 import { Arena } from './arena';
 import { BALL_ID, SCORE_ID } from './schema';
-import { decodeKeyframe, encodeKeyframe, interpolate, type SpectatorKeyframe } from './spectator';
+import {
+  decodeKeyframe,
+  encodeKeyframe,
+  interpolate,
+  publishSpectatorStream,
+  SPECTATOR_RATE,
+  type SpectatorKeyframe,
+  type SpectatorPublisher,
+} from './spectator';
 
 // The arena's spectator keyframes: the whole world and the names round-trip,
 // a full room fits the server's frame limit, and playback interpolates.
@@ -51,5 +59,81 @@ describe('spectator keyframes', () => {
     expect(interpolate(frames, 50).get(BALL_ID)?.x).toBe(100);
     expect(interpolate(frames, 70).get(BALL_ID)?.x).toBe(160);
     expect(interpolate([], 70).size).toBe(0);
+  });
+});
+
+/** The host's side of a room as publishing sees it: a count the server updates, and the frames sent. */
+class Host implements SpectatorPublisher {
+  closed = false;
+  role: Role = 'host';
+  spectators = 0;
+  readonly sent: { bytes: number; keyframe: boolean }[] = [];
+  private readonly events = new Emitter<RoomSessionEvents>();
+
+  on<K extends keyof RoomSessionEvents>(event: K, listener: (...args: RoomSessionEvents[K]) => void): Unsubscribe {
+    return this.events.on(event, listener);
+  }
+
+  sendSpectatorFrame(data: Uint8Array, options: { keyframe?: boolean } = {}): boolean {
+    this.sent.push({ bytes: data.byteLength, keyframe: options.keyframe ?? false });
+    return true;
+  }
+
+  /** The server's roomUpdated with a new count. */
+  watchers(n: number): void {
+    const previous = this.spectators;
+    this.spectators = n;
+    this.events.emit('spectatorsChanged', n, previous);
+  }
+}
+
+describe('publishSpectatorStream', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+  const frame = (): SpectatorKeyframe => ({ tick: 1, entities: new Map(), names: new Map() });
+  const tick = 1000 / SPECTATOR_RATE;
+
+  it('sends nothing while nobody watches, a keyframe at once for the first watcher, then one a tick', () => {
+    const host = new Host();
+    const stop = publishSpectatorStream(host, frame);
+    vi.advanceTimersByTime(10 * tick);
+    expect(host.sent).toEqual([]);
+
+    host.watchers(1);
+    expect(host.sent).toHaveLength(1); // not a tick later
+    expect(host.sent[0]?.keyframe).toBe(true);
+    vi.advanceTimersByTime(5 * tick);
+    expect(host.sent).toHaveLength(6);
+
+    host.watchers(2); // more watchers: no extra frame
+    expect(host.sent).toHaveLength(6);
+    host.watchers(0);
+    vi.advanceTimersByTime(5 * tick);
+    expect(host.sent).toHaveLength(6);
+    stop();
+  });
+
+  it('sends nothing from a client, a closed session, or after stop()', () => {
+    const client = new Host();
+    client.role = 'client';
+    const stopClient = publishSpectatorStream(client, frame);
+    client.watchers(3);
+    vi.advanceTimersByTime(5 * tick);
+    expect(client.sent).toEqual([]);
+    stopClient();
+
+    const host = new Host();
+    const stop = publishSpectatorStream(host, frame);
+    host.watchers(1);
+    stop();
+    vi.advanceTimersByTime(5 * tick);
+    expect(host.sent).toHaveLength(1);
+
+    const closed = new Host();
+    closed.closed = true;
+    publishSpectatorStream(closed, frame);
+    closed.watchers(1);
+    vi.advanceTimersByTime(5 * tick);
+    expect(closed.sent).toEqual([]);
   });
 });

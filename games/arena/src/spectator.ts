@@ -104,7 +104,10 @@ export function decodeKeyframe(data: Uint8Array): SpectatorKeyframe | null {
  * 100 ms on the lobby WebSocket (about 6 KB/s for a full room), whatever the
  * audience. Returns a function that stops it.
  */
-export function publishSpectatorStream(session: RoomSession, capture: () => SpectatorKeyframe | null): () => void {
+/** What publishing needs of the session: the host's view of it and its spectator stream. */
+export type SpectatorPublisher = Pick<RoomSession, 'closed' | 'role' | 'spectators' | 'sendSpectatorFrame' | 'on'>;
+
+export function publishSpectatorStream(session: SpectatorPublisher, capture: () => SpectatorKeyframe | null): () => void {
   const publish = (): void => {
     // Nobody watching: about 6 KB/s over the host's WebSocket saved. The
     // server tells the count at most every SPECTATOR_COUNT_INTERVAL_MS.
