@@ -80,18 +80,31 @@ func (h *Hub) newRoomLocked(s *Session, name string, maxPlayers int, public bool
 // beforeJoinRoom refuses early, before any work is spent on a guesser
 // whose budget is gone; the check that counts is repeated under the lock.
 func beforeJoinRoom(s *Session, _ *protocol.JoinRoom) (prep, error) {
+	p, host, err := spendJoinBudgets(s)
+	if err != nil {
+		return prep{}, err
+	}
+	p.ice = s.hub.cfg.ICE(s.id, host)
+	return p, nil
+}
+
+// spendJoinBudgets is what a request naming a room or party code spends
+// before the lock (joinRoom, joinParty, spectate): refused at once when the
+// address's failed-join budget is gone, else a token of its join rate. It
+// returns the sender's address and the host it dialled (for ICE URLs).
+func spendJoinBudgets(s *Session) (prep, string, error) {
 	h := s.hub
 	now := h.cfg.Now()
 	remote, host := s.addr()
 	if !h.joinFailures.allowed(remote, now) {
 		h.counters.limited(limitFailedJoinsPerIP)
-		return prep{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
+		return prep{}, "", fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if !h.joins.take(remote, now) {
 		h.counters.limited(limitJoinsPerIP)
-		return prep{}, fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
+		return prep{}, "", fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
 	}
-	return prep{ice: h.cfg.ICE(s.id, host), remote: remote, now: now}, nil
+	return prep{remote: remote, now: now}, host, nil
 }
 
 func joinRoom(q req[protocol.JoinRoom]) (reply, error) {

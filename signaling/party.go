@@ -99,18 +99,8 @@ func createParty(q req[protocol.CreateParty]) (reply, error) {
 // beforeJoinParty spends what a join spends: a party code is guessed like a
 // room code, so it draws on the same per-IP budgets.
 func beforeJoinParty(s *Session, _ *protocol.JoinParty) (prep, error) {
-	h := s.hub
-	now := h.cfg.Now()
-	remote, _ := s.addr()
-	if !h.joinFailures.allowed(remote, now) {
-		h.counters.limited(limitFailedJoinsPerIP)
-		return prep{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
-	}
-	if !h.joins.take(remote, now) {
-		h.counters.limited(limitJoinsPerIP)
-		return prep{}, fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
-	}
-	return prep{remote: remote, now: now}, nil
+	p, _, err := spendJoinBudgets(s)
+	return p, err
 }
 
 func joinParty(q req[protocol.JoinParty]) (reply, error) {

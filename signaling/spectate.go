@@ -246,18 +246,8 @@ func (h *Hub) endStreamLocked(r *room, reason string) {
 }
 
 func beforeSpectate(s *Session, _ *protocol.Spectate) (prep, error) {
-	h := s.hub
-	now := h.cfg.Now()
-	remote, _ := s.addr()
-	if !h.joinFailures.allowed(remote, now) {
-		h.counters.limited(limitFailedJoinsPerIP)
-		return prep{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
-	}
-	if !h.joins.take(remote, now) {
-		h.counters.limited(limitJoinsPerIP)
-		return prep{}, fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
-	}
-	return prep{remote: remote, now: now}, nil
+	p, _, err := spendJoinBudgets(s)
+	return p, err
 }
 
 // spectate makes the sender a spectator of a room. A code is checked
