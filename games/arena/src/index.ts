@@ -19,7 +19,7 @@ import { DebugPanel } from './debug-panel';
 import { HostGame } from './host-game';
 import { Keyboard } from './keyboard';
 import { Netgraph } from './netgraph';
-import { Renderer, teamName } from './render';
+import { arenaStage, Renderer, teamName } from './render';
 import { BALL_ID, teamOf, type ArenaInput, type Field } from './schema';
 import { publishSpectatorStream } from './spectator';
 import { publishGameHooks } from './test-hooks';
@@ -70,17 +70,8 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   };
 
   // Elements: the view (the field, the touch controls, the netgraph), a bar, the conditioner panel.
-  const root = document.createElement('section');
-  root.className = 'hr-game';
-  root.setAttribute('aria-label', 'game');
-  const stage = document.createElement('div');
-  stage.className = 'hr-game-stage';
-  const canvas = document.createElement('canvas');
-  canvas.className = 'hr-game-canvas';
-  canvas.setAttribute('role', 'img');
-  canvas.setAttribute('aria-label', 'the arena');
+  const { root, stage, canvas } = arenaStage('game');
   const netgraph = new Netgraph();
-  stage.append(canvas);
   // The touch controls and the netgraph sit under the arena, so they never hide play (game.css).
   const view = document.createElement('div');
   view.className = 'hr-game-view';

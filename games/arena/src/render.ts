@@ -122,3 +122,18 @@ export class Renderer {
 }
 
 export const teamName = (team: number): string => TEAM_NAMES[team === 1 ? 1 : 0];
+
+/** The arena's frame in the page: a section, its stage and the field's canvas, as players and spectators see it. */
+export function arenaStage(label: string, className = 'hr-game'): { root: HTMLElement; stage: HTMLElement; canvas: HTMLCanvasElement } {
+  const root = document.createElement('section');
+  root.className = className;
+  root.setAttribute('aria-label', label);
+  const stage = document.createElement('div');
+  stage.className = 'hr-game-stage';
+  const canvas = document.createElement('canvas');
+  canvas.className = 'hr-game-canvas';
+  canvas.setAttribute('role', 'img');
+  canvas.setAttribute('aria-label', 'the arena');
+  stage.append(canvas);
+  return { root, stage, canvas };
+}

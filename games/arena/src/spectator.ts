@@ -6,7 +6,7 @@
 // between them, so 10 frames a second look like 60.
 import type { Entity, ReadonlyEntityMap } from '@hostrelay/netcode';
 import type { RoomSession, SpectatorSession } from '@hostrelay/sdk';
-import { Renderer } from './render';
+import { arenaStage, Renderer } from './render';
 import { arenaGame, BALL_ID, schema, type Field } from './schema';
 import { publishWatchHooks } from './test-hooks';
 
@@ -157,16 +157,7 @@ const KEEP = Math.ceil(1.5 * SPECTATOR_RATE);
  * Renderer the players use (no local player ring).
  */
 export function watchArena({ spectator, container }: WatchArenaOptions): WatchedArena {
-  const root = document.createElement('section');
-  root.className = 'hr-game hr-game-spectator';
-  root.setAttribute('aria-label', 'the game, as a spectator');
-  const stage = document.createElement('div');
-  stage.className = 'hr-game-stage';
-  const canvas = document.createElement('canvas');
-  canvas.className = 'hr-game-canvas';
-  canvas.setAttribute('role', 'img');
-  canvas.setAttribute('aria-label', 'the arena');
-  stage.append(canvas);
+  const { root, stage, canvas } = arenaStage('the game, as a spectator', 'hr-game hr-game-spectator');
   root.append(stage);
   container.append(root);
   const renderer = new Renderer(canvas);
