@@ -29,6 +29,8 @@ type RoomSummary struct {
 	Mode        string `msgpack:"mode,omitempty" json:"mode,omitempty"`
 	HasPassword bool   `msgpack:"hasPassword,omitempty" json:"hasPassword,omitempty"`
 	Started     bool   `msgpack:"started,omitempty" json:"started,omitempty"`
+	// Region is the region of the node hosting the room (cluster only).
+	Region string `msgpack:"region,omitempty" json:"region,omitempty"`
 }
 
 // RoomList answers WatchRooms with the first public rooms. It replaces

@@ -24,6 +24,17 @@ const (
 	CodeRateLimited        = "rate_limited"
 	CodeServerFull         = "server_full" // the server's room limit is reached
 	CodeInternal           = "internal"
+	// CodeRoomElsewhere: in a cluster, the room (or the region asked for)
+	// lives on another node. Error.URL is that node's lobby WebSocket URL:
+	// connect there, say hello again and send the same request.
+	CodeRoomElsewhere = "room_elsewhere"
+	// CodeRoomLost: the node that held the room stopped; the room is gone
+	// with it (a room cannot move between nodes: its TURN allocations live
+	// on its node).
+	CodeRoomLost = "room_lost"
+	// CodeUnavailable: the cluster's directory cannot be reached just now;
+	// the request changed nothing and may be tried again.
+	CodeUnavailable = "unavailable"
 )
 
 // Close reasons for RoomClosed and PlayerLeft.
@@ -36,6 +47,8 @@ const (
 	// room) or closed the whole room, from the admin page.
 	ReasonOperatorKicked = "operator_kicked"
 	ReasonOperatorClosed = "operator_closed"
+	// ReasonRoomLost closes a room whose node left the cluster.
+	ReasonRoomLost = "room_lost"
 )
 
 var (

@@ -131,6 +131,17 @@ var goldenCases = []goldenCase{
 	{"spectator delta event", TypeSpectatorFrame, 0, &SpectatorFrame{Data: []byte{9}}},
 	{"spectate ended event", TypeSpectateEnded, 0, &SpectateEnded{Reason: ReasonHostLeft}},
 	{"no spectator seat error", TypeError, 26, &Error{Code: CodeRoomFull, Message: "room ABC2345 has no spectator seat left (100 of 100)"}},
+	// Cluster: a node redirects to the room's node, a room lost with its
+	// node, the node and region in welcome, a region on a listed room and
+	// asked for by create.
+	{"room elsewhere error", TypeError, 27, &Error{Code: CodeRoomElsewhere, Message: "room ABC2345 is on node b",
+		URL: "wss://b.example.com/ws", Region: "eu-west"}},
+	{"room lost error", TypeError, 28, &Error{Code: CodeRoomLost, Message: "room ABC2345 was lost with its node"}},
+	{"welcome in a cluster", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame,
+		Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e", Node: "a", Region: "us-east"}},
+	{"room list with regions", TypeRoomList, 29, &RoomList{Rooms: []RoomSummary{
+		{Code: "ABC2345", Name: "Lunch league", Host: "Ada", Players: 4, MaxPlayers: 16, Region: "eu-west"}}}},
+	{"create room in a region", TypeCreateRoom, 30, &CreateRoom{Name: "arena", MaxPlayers: 4, Public: true, Region: "eu-west"}},
 }
 
 func TestGolden(t *testing.T) {

@@ -35,6 +35,7 @@ const (
 	MinDevice      = 16  // bytes of Hello.Device
 	MaxDevice      = 64  // bytes of Hello.Device
 	MaxPartySize   = 4   // members of one party: a few friends, who fit any room of 4 or more
+	MaxRegion      = 32  // bytes of a region label: lower-case letters, digits, '-', '_', '.'
 )
 
 // RoomCodeAlphabet leaves out 0, O, 1, I, L (read alike) and U (accidental

@@ -63,6 +63,10 @@ type Welcome struct {
 	Resume  string `msgpack:"resume,omitempty" json:"resume,omitempty"`
 	Grace   int    `msgpack:"grace,omitempty" json:"grace,omitempty"`
 	Resumed bool   `msgpack:"resumed,omitempty" json:"resumed,omitempty"`
+	// Node and Region name the server that answered, in a cluster (empty
+	// on a single node). A resume must go back to this node.
+	Node   string `msgpack:"node,omitempty" json:"node,omitempty"`
+	Region string `msgpack:"region,omitempty" json:"region,omitempty"`
 }
 
 // Error is the reply to a request that failed, or (id 0) a notice before the
@@ -70,6 +74,10 @@ type Welcome struct {
 type Error struct {
 	Code    string `msgpack:"code,omitempty" json:"code,omitempty"`
 	Message string `msgpack:"msg,omitempty" json:"msg,omitempty"`
+	// URL and Region come with room_elsewhere: the lobby WebSocket URL of
+	// the node that owns the room (ws:// or wss://, path /ws) and its region.
+	URL    string `msgpack:"url,omitempty" json:"url,omitempty"`
+	Region string `msgpack:"region,omitempty" json:"region,omitempty"`
 }
 
 // OK acknowledges a request that has nothing else to say.
@@ -87,6 +95,10 @@ type CreateRoom struct {
 	// instead of closing the room. Set it when the game can continue on a
 	// new host (the netcode SDK can).
 	Migrate bool `msgpack:"migrate,omitempty" json:"migrate,omitempty"`
+	// Region, in a cluster, asks for the room on a node of that region:
+	// a node elsewhere answers room_elsewhere with one that is. A region
+	// with no live node is ignored (the room is made here).
+	Region string `msgpack:"region,omitempty" json:"region,omitempty"`
 }
 
 // JoinRoom joins the room with this code as a client.

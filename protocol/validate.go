@@ -77,7 +77,29 @@ func validSettings(name *string, maxPlayers int, password string, mode *string) 
 
 // Validate checks a CreateRoom request and normalises its name and mode.
 func (m *CreateRoom) Validate() error {
-	return validSettings(&m.Name, m.MaxPlayers, m.Password, &m.Mode)
+	if err := validSettings(&m.Name, m.MaxPlayers, m.Password, &m.Mode); err != nil {
+		return err
+	}
+	if m.Region != "" {
+		return ValidateRegion(m.Region)
+	}
+	return nil
+}
+
+// ValidateRegion checks a region label: 1 to MaxRegion bytes of lower-case
+// letters, digits, '-', '_' and '.', so it is safe in a NATS subject, a
+// key and a page.
+func ValidateRegion(r string) error {
+	if r == "" || len(r) > MaxRegion {
+		return invalid("region", "must be 1 to %d bytes", MaxRegion)
+	}
+	for i := range len(r) {
+		c := r[i]
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') && c != '-' && c != '_' && c != '.' {
+			return invalid("region", "may hold only a-z, 0-9, '-', '_' and '.'")
+		}
+	}
+	return nil
 }
 
 // Validate checks an UpdateRoom request and normalises its name and mode.
