@@ -218,32 +218,42 @@ func (c *Cluster) Close(ctx context.Context) error {
 		c.stop()
 	}
 	c.wg.Wait()
+	if c.nc == nil {
+		return nil
+	}
+	if !c.nc.IsConnected() {
+		// Nothing can be said: the others will call this node dead after
+		// DeadAfter, as if it had crashed. Waiting would only hold up the
+		// rest of the shutdown.
+		c.nc.Close()
+		c.log.Warn("left cluster without a goodbye: NATS unreachable", "rooms", len(codes))
+		return nil
+	}
 	var errs []error
-	if c.rooms != nil {
-		for _, code := range codes {
-			if err := c.rooms.Delete(ctx, code); err != nil {
-				errs = append(errs, fmt.Errorf("cluster: delete room %s: %w", code, err))
-			}
+	del := func(kv jetstream.KeyValue, key string) error {
+		dctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		defer cancel()
+		return kv.Delete(dctx, key)
+	}
+	for _, code := range codes {
+		if err := del(c.rooms, code); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: delete room %s: %w", code, err))
 		}
 	}
-	if c.nodes != nil {
-		if err := c.nodes.Delete(ctx, c.cfg.Self.ID); err != nil {
-			errs = append(errs, fmt.Errorf("cluster: delete presence: %w", err))
-		}
+	if err := del(c.nodes, c.cfg.Self.ID); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: delete presence: %w", err))
 	}
 	for _, s := range c.subs {
 		_ = s.Unsubscribe()
 	}
-	if c.nc != nil {
-		if err := c.nc.Drain(); err != nil {
-			errs = append(errs, fmt.Errorf("cluster: drain: %w", err))
-		}
-		// Drain returns at once; wait for it, as far as ctx allows.
-		for c.nc.IsDraining() && ctx.Err() == nil {
-			time.Sleep(10 * time.Millisecond)
-		}
-		c.nc.Close()
+	if err := c.nc.Drain(); err != nil {
+		errs = append(errs, fmt.Errorf("cluster: drain: %w", err))
 	}
+	// Drain returns at once; wait for it, as far as ctx allows.
+	for c.nc.IsDraining() && ctx.Err() == nil {
+		time.Sleep(10 * time.Millisecond)
+	}
+	c.nc.Close()
 	c.log.Info("left cluster", "rooms", len(codes))
 	return errors.Join(errs...)
 }

@@ -8,15 +8,18 @@ import (
 	"io"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/hostrelay/hostrelay/client"
 	"github.com/hostrelay/hostrelay/cluster/natsd"
+	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -295,3 +298,152 @@ func getJSON(url string, out any) error {
 }
 
 
+
+// TestClusterFailedJoinsShared: a guesser's failed-join budget is one for
+// the whole cluster: spent on A, it is gone on C too.
+func TestClusterFailedJoinsShared(t *testing.T) {
+	natsURL := startNATS(t)
+	a := startNode(t, natsURL, "a", "eu")
+	c := startNode(t, natsURL, "c", "eu")
+	guesser := dialLobbyFrom(t, a.Addrs().HTTP, "127.0.0.9", "Guess")
+	for i := range 10 { // JoinFailureBurst
+		code := string([]byte{'Z', 'Z', 'Z', '2', '3', '4', "23456789AB"[i]})
+		if _, err := guesser.join(code, ""); !isCode(err, protocol.CodeRoomNotFound) {
+			t.Fatalf("guess %d: %v", i, err)
+		}
+	}
+	ip := netip.MustParseAddr("127.0.0.9")
+	testwait.For(t, "C hears of A's failed joins", func() bool { return !c.Hub().CodeLookupAllowed(ip) })
+	onC := dialLobbyFrom(t, c.Addrs().HTTP, "127.0.0.9", "Guess")
+	if _, err := onC.join("ZZZ2345", ""); !isCode(err, protocol.CodeRateLimited) {
+		t.Fatalf("a guess on C after 10 on A: %v, want rate_limited", err)
+	}
+}
+
+// TestClusterRedirects: a private room, a spectate and a resume token, each
+// sent to the node that holds them; a region no node serves is made here;
+// a room of a node that left (shut down) leaves the lists at once and is
+// not found, rather than lost.
+func TestClusterRedirects(t *testing.T) {
+	natsURL := startNATS(t)
+	a := startNode(t, natsURL, "a", "eu")
+	b := startNode(t, natsURL, "b", "us")
+	aHTTP, bHTTP := a.Addrs().HTTP, b.Addrs().HTTP
+
+	host := dialLobby(t, bHTTP, "Bea")
+	if host.welcome.Node != "b" || host.welcome.Region != "us" {
+		t.Fatalf("welcome %+v", host.welcome)
+	}
+	var priv protocol.RoomJoined
+	if err := host.call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "secret", MaxPlayers: 4}, &priv); err != nil {
+		t.Fatal(err)
+	}
+	onA := dialLobby(t, aHTTP, "Al")
+	wantURL := "ws://" + bHTTP + "/ws"
+	for _, req := range []struct {
+		typ  string
+		body any
+	}{
+		{protocol.TypeJoinRoom, &protocol.JoinRoom{Code: strings.ToLower(priv.Room.Code)}},
+		{protocol.TypeSpectate, &protocol.Spectate{Code: priv.Room.Code}},
+	} {
+		err := onA.call(req.typ, req.body, &struct{}{})
+		var re lobbytest.ReplyError
+		if !errors.As(err, &re) || re.Code != protocol.CodeRoomElsewhere || re.URL != wantURL || re.Region != "us" {
+			t.Fatalf("%s on A: %v (%+v), want room_elsewhere to %s", req.typ, err, re, wantURL)
+		}
+	}
+
+	// A resume token of B's, sent to A, is sent to B.
+	conn, _, err := dialWS(t, aHTTP, "", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = newLobby(t, conn).Hello(t.Context(), protocol.Hello{Version: protocol.Version, Resume: host.welcome.Resume})
+	var re lobbytest.ReplyError
+	if !errors.As(err, &re) || re.Code != protocol.CodeRoomElsewhere || re.URL != wantURL {
+		t.Fatalf("B's resume token on A: %v, want room_elsewhere to B", err)
+	}
+
+	// No node in region ap: the room is made where asked.
+	var here protocol.RoomJoined
+	if err := onA.call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "x", MaxPlayers: 2, Region: "ap"}, &here); err != nil {
+		t.Fatal(err)
+	}
+	if !a.Hub().HasRoom(here.Room.Code) {
+		t.Fatal("a create for a region with no node was not made here")
+	}
+
+	// B shuts down: its room is gone from A at once, not lost.
+	watcher := dialLobby(t, aHTTP, "Watch")
+	var list protocol.RoomList
+	if err := watcher.call(protocol.TypeWatchRooms, &protocol.WatchRooms{}, &list); err != nil {
+		t.Fatal(err)
+	}
+	var pub protocol.RoomJoined
+	pubHost := dialLobby(t, bHTTP, "Bob")
+	if err := pubHost.call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "open", MaxPlayers: 4, Public: true}, &pub); err != nil {
+		t.Fatal(err)
+	}
+	var upd protocol.RoomListUpdate
+	watcher.next(protocol.TypeRoomListUpdate, &upd)
+	if len(upd.Set) != 1 || upd.Set[0].Code != pub.Room.Code || upd.Set[0].Region != "us" {
+		t.Fatalf("update %+v", upd)
+	}
+	// Shutdown waits for B's lobby clients to close; the cluster hears of
+	// it before that.
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	left := time.Now()
+	shut := make(chan error, 1)
+	go func() { shut <- b.Shutdown(ctx) }()
+	watcher.next(protocol.TypeRoomListUpdate, &upd)
+	if len(upd.Del) != 1 || upd.Del[0] != pub.Room.Code {
+		t.Fatalf("update %+v", upd)
+	}
+	if d := time.Since(left); d > 2*time.Second { // DeadAfter is 3 s: only the goodbye is this quick
+		t.Fatalf("B's room left A's list %s after B shut down", d)
+	}
+	if err := <-shut; err != nil {
+		t.Fatal(err)
+	}
+	if _, err := dialLobby(t, aHTTP, "Late").join(pub.Room.Code, ""); !isCode(err, protocol.CodeRoomNotFound) {
+		t.Fatalf("join of a room of a node that left: %v, want room_not_found", err)
+	}
+}
+
+// TestClusterUnavailable: with NATS gone, a create says unavailable (and
+// changes nothing) rather than risk a code another node holds.
+func TestClusterUnavailable(t *testing.T) {
+	ns, err := natsd.Start(t.Context(), natsd.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := startNode(t, ns.URL(), "a", "eu")
+	l := dialLobby(t, a.Addrs().HTTP, "Ada")
+	ns.Close()
+	var rj protocol.RoomJoined
+	err = l.call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "x", MaxPlayers: 2}, &rj)
+	if !isCode(err, protocol.CodeUnavailable) {
+		t.Fatalf("create without NATS: %v, want unavailable", err)
+	}
+	if st := a.Hub().Stats(); st.Rooms != 0 {
+		t.Fatalf("%d rooms after a refused create", st.Rooms)
+	}
+}
+
+// TestNodeIDInUseRefusesToStart: two live nodes with one id would delete
+// each other's rooms; the second is refused before it serves.
+func TestNodeIDInUseRefusesToStart(t *testing.T) {
+	natsURL := startNATS(t)
+	startNode(t, natsURL, "a", "eu")
+	cfg, err := LoadConfig([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
+		"-nats", natsURL, "-node-id", "a"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err == nil || !strings.Contains(err.Error(), "node id in use") {
+		t.Fatalf("second node a: %v, want node id in use", err)
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"slices"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/hostrelay/hostrelay/metrics"
@@ -47,6 +48,9 @@ type Server struct {
 
 	// cluster is this node's link to the others; nil without -nats.
 	cluster *clusterLink
+
+	shutdownOnce sync.Once
+	shutdownErr  error
 }
 
 // The TURN relay caches each allocation's room and relies on the hub to say
@@ -338,22 +342,30 @@ func (s *Server) turnAddr(transport string) *net.TCPAddr {
 }
 
 // Shutdown stops accepting, tells every lobby client the server is going
-// away, waits for them within ctx, then closes TURN.
+// away, waits for them within ctx, then closes TURN. A second call waits
+// for the first and returns its result.
 func (s *Server) Shutdown(ctx context.Context) error {
+	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(ctx) })
+	return s.shutdownErr
+}
+
+func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("shutting down", "component", "server")
 	var errs []error
 	if err := s.http.Shutdown(ctx); err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
 	}
-	if err := s.hub.Close(ctx); err != nil {
-		errs = append(errs, err)
-	}
-	// After the lobby: its rooms are gone, and the other nodes stop
-	// listing them and sending players here at once, not after DeadAfter.
+	// Leave the cluster before the lobby closes (which may wait ShutdownGrace
+	// for slow clients): no room here outlives a shutdown, so the other
+	// nodes drop them from their lists and stop sending players here now,
+	// not after DeadAfter.
 	if cl := s.clusterNode(); cl != nil {
 		if err := cl.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
+	}
+	if err := s.hub.Close(ctx); err != nil {
+		errs = append(errs, err)
 	}
 	if err := s.redirect.shutdown(ctx); err != nil {
 		errs = append(errs, err)

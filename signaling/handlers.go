@@ -17,8 +17,15 @@ func beforeCreateRoom(s *Session, m *protocol.CreateRoom) (prep, error) {
 	if err := h.cfg.checkRoomName(m.Name); err != nil {
 		return prep{}, err
 	}
-	if err := h.regionElsewhere(m.Region); err != nil {
-		return prep{}, err
+	h.mu.RLock()
+	inParty := s.party != nil
+	h.mu.RUnlock()
+	// A party lives on this node: its leader's room is made here, whatever
+	// region was asked for, rather than move the leader away from it.
+	if !inParty {
+		if err := h.regionElsewhere(m.Region); err != nil {
+			return prep{}, err
+		}
 	}
 	code, err := h.claimCode()
 	if err != nil {
