@@ -85,7 +85,7 @@ describe('LobbyClient requests', () => {
     expect(server.received[1]).toEqual({
       t: 'createRoom',
       id: 2,
-      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false },
+      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false, region: '' },
     });
   });
 
