@@ -10,6 +10,10 @@ import (
 type Error struct {
 	Code    string
 	Message string
+	// URL and Region come with room_elsewhere (the Lobby follows it
+	// itself; a caller sees it only past maxMoves).
+	URL    string
+	Region string
 }
 
 func (e *Error) Error() string {

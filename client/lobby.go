@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -20,6 +21,9 @@ import (
 type Lobby struct {
 	opts Options
 	url  string
+	// home is the URL dialled first: when the node a session moved to is
+	// unreachable, home says whether that node is gone (room_lost).
+	home string
 	log  *slog.Logger
 	api  *webrtc.API
 
@@ -33,6 +37,7 @@ type Lobby struct {
 	watch    *RoomWatch // the room list being watched, if any
 	closing  bool       // Close was called: do not resume
 	err      error      // why the lobby closed
+	refusal  *Error     // why the server refused a resume, if it did
 
 	// stop ends resume attempts when Close is called.
 	stop     context.Context
@@ -55,6 +60,7 @@ func Dial(ctx context.Context, url string, opts Options) (*Lobby, error) {
 	l := &Lobby{
 		opts:    opts,
 		url:     url,
+		home:    url,
 		log:     opts.Logger.With("component", "client"),
 		conn:    conn,
 		api:     opts.newAPI(),
@@ -145,6 +151,85 @@ func (l *Lobby) JoinRoom(ctx context.Context, code, password string) (*Room, err
 }
 
 func (l *Lobby) enter(ctx context.Context, typ string, body any) (*Room, error) {
+	for moves := 0; ; moves++ {
+		r, err := l.enterHere(ctx, typ, body)
+		var e *Error
+		if !errors.As(err, &e) || e.Code != protocol.CodeRoomElsewhere || e.URL == "" || moves == maxMoves {
+			return r, err
+		}
+		if err := l.move(ctx, e.URL); err != nil {
+			return nil, err
+		}
+	}
+}
+
+// maxMoves bounds how often one request follows room_elsewhere: nodes that
+// disagree about a room must not bounce a client for ever.
+const maxMoves = 2
+
+// move takes the lobby session to another node of the cluster: a new
+// session there (hello again with the same name), then the old connection
+// is closed cleanly, so the old node holds no seat. Later resumes go to the
+// new node.
+func (l *Lobby) move(ctx context.Context, url string) error {
+	conn, err := dialWS(ctx, url, l.opts)
+	if err != nil {
+		return err
+	}
+	frame, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: l.opts.Name})
+	if err == nil {
+		err = conn.Write(ctx, websocket.MessageBinary, frame)
+	}
+	var env protocol.Envelope
+	if err == nil {
+		var reply []byte
+		if _, reply, err = conn.Read(ctx); err == nil {
+			env, err = protocol.Decode(reply)
+		}
+	}
+	var w protocol.Welcome
+	if err == nil && (env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &w) != nil) {
+		var e protocol.Error
+		_ = protocol.DecodeBody(env, &e)
+		err = &Error{Code: e.Code, Message: e.Message}
+	}
+	if err != nil {
+		conn.CloseNow()
+		return fmt.Errorf("client: move to %s: %w", url, err)
+	}
+	l.mu.Lock()
+	if l.closing {
+		l.mu.Unlock()
+		conn.CloseNow()
+		return ErrClosed
+	}
+	old, from := l.conn, l.url
+	l.conn, l.url, l.welcome, l.received = conn, url, w, 0
+	l.log = l.opts.Logger.With("component", "client", "session", w.Session)
+	l.mu.Unlock()
+	// The read loop sees the swap when the old connection ends.
+	_ = old.Close(websocket.StatusNormalClosure, "moved to another node")
+	l.log.Info("moved to the room's node", "from", from, "to", url, "node", w.Node, "region", w.Region)
+	return nil
+}
+
+// URL is the lobby URL this session is on: the one dialled, or the node it
+// moved to.
+func (l *Lobby) URL() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.url
+}
+
+// Node and Region name the node this session is on (empty on a single
+// node).
+func (l *Lobby) Node() (node, region string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.welcome.Node, l.welcome.Region
+}
+
+func (l *Lobby) enterHere(ctx context.Context, typ string, body any) (*Room, error) {
 	// The room must exist before the reply is read: events for it may follow
 	// immediately, and the read loop routes them to l.room.
 	r := newRoom(l)
@@ -199,7 +284,7 @@ func (l *Lobby) call(ctx context.Context, typ string, body, out any) error {
 			if err := protocol.DecodeBody(env, &e); err != nil {
 				return fmt.Errorf("client: %s: %w", typ, err)
 			}
-			return &Error{Code: e.Code, Message: e.Message}
+			return &Error{Code: e.Code, Message: e.Message, URL: e.URL, Region: e.Region}
 		}
 		if err := protocol.DecodeBody(env, out); err != nil {
 			return fmt.Errorf("client: %s reply: %w", typ, err)
@@ -235,17 +320,31 @@ func (l *Lobby) readLoop() {
 		conn := l.conn
 		l.mu.Unlock()
 		err = l.readConn(conn)
+		l.mu.Lock()
+		moved := l.conn != conn
+		l.mu.Unlock()
+		if moved {
+			continue // move swapped the connection: read the new one
+		}
 		if !l.resume(err) {
 			break
 		}
 	}
 	l.mu.Lock()
+	refusal := l.refusal
+	if refusal != nil {
+		err = refusal
+	}
 	l.err = err
 	r := l.room
 	l.room = nil
 	l.mu.Unlock()
 	if r != nil {
-		r.shutdown("lobby connection closed", ErrClosed)
+		if refusal != nil && refusal.Code == protocol.CodeRoomLost {
+			r.shutdown(protocol.ReasonRoomLost, refusal)
+		} else {
+			r.shutdown("lobby connection closed", ErrClosed)
+		}
 	}
 	close(l.done)
 }
@@ -263,6 +362,10 @@ func (l *Lobby) readConn(conn *websocket.Conn) error {
 			return fmt.Errorf("client: server sent a bad frame: %w", err)
 		}
 		l.mu.Lock()
+		if l.conn != conn {
+			l.mu.Unlock()
+			return nil // moved: the old node's last frames are not this session's
+		}
 		l.received++
 		l.mu.Unlock()
 		l.dispatch(env)
@@ -316,8 +419,16 @@ func (l *Lobby) resume(err error) bool {
 	l.log.Info("lobby connection lost; resuming", "err", err, "grace", grace)
 	deadline := time.Now().Add(grace)
 	backoff := 100 * time.Millisecond
+	l.mu.Lock()
+	url, home := l.url, l.home
+	l.mu.Unlock()
 	for time.Now().Before(deadline) {
-		ok, final := l.tryResume(deadline, token)
+		ok, final := l.tryResume(deadline, token, url)
+		if !ok && !final && home != url {
+			// The room's node does not answer: ask the first node whether
+			// it is gone (room_lost) or only slow (room_elsewhere: retry).
+			ok, final = l.tryResume(deadline, token, home)
+		}
 		if ok {
 			r.emit(Resumed{})
 			return true
@@ -338,10 +449,10 @@ func (l *Lobby) resume(err error) bool {
 
 // tryResume makes one attempt. final reports that retrying is pointless
 // (the server refused the resume).
-func (l *Lobby) tryResume(deadline time.Time, token string) (ok, final bool) {
+func (l *Lobby) tryResume(deadline time.Time, token, url string) (ok, final bool) {
 	ctx, cancel := context.WithTimeout(l.stop, min(5*time.Second, time.Until(deadline)))
 	defer cancel()
-	conn, err := dialWS(ctx, l.url, l.opts)
+	conn, err := dialWS(ctx, url, l.opts)
 	if err != nil {
 		l.log.Debug("resume dial failed", "err", err)
 		return false, false
@@ -369,7 +480,15 @@ func (l *Lobby) tryResume(deadline time.Time, token string) (ok, final bool) {
 		conn.CloseNow()
 		var e protocol.Error
 		_ = protocol.DecodeBody(env, &e)
+		if e.Code == protocol.CodeRoomElsewhere {
+			return false, false // the seat's node is alive: keep trying it
+		}
 		l.log.Info("resume refused", "code", e.Code, "msg", e.Message)
+		if e.Code != "" {
+			l.mu.Lock()
+			l.refusal = &Error{Code: e.Code, Message: e.Message}
+			l.mu.Unlock()
+		}
 		return false, true
 	}
 	l.mu.Lock()

@@ -31,6 +31,7 @@ type Config struct {
 	Log     LogConfig
 	Debug   DebugConfig
 	Metrics MetricsConfig
+	Cluster ClusterConfig
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }
@@ -228,6 +229,7 @@ func DefaultConfig() Config {
 			Offer:                    slices.Clone(turnTransports),
 		},
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
+		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
 		ShutdownGrace: 10 * time.Second,
 	}
 }

@@ -63,8 +63,17 @@ func newHTTP(s *Server) *echo.Echo {
 		c.Response().Header().Set("Cache-Control", "no-cache")
 		return c.HTMLBlob(http.StatusOK, indexHTML)
 	}
-	// A share link opens the lobby page, which reads the code from the path.
-	e.GET("/r/:code", index)
+	// A share link opens the lobby page, which reads the code from the
+	// path; in a cluster, a link to a room of another node goes there.
+	e.GET("/r/:code", func(c echo.Context) error {
+		if ip, err := netip.ParseAddr(c.RealIP()); err == nil {
+			if to := s.shareLinkElsewhere(c.Request().Context(), ip, c.Param("code"), c.QueryString()); to != "" {
+				return c.Redirect(http.StatusTemporaryRedirect, to)
+			}
+		}
+		return index(c)
+	})
+	e.GET("/api/v1/nodes", s.handleNodes)
 	e.GET("/", index)
 	assets := http.FileServer(http.FS(web))
 	e.GET("/*", func(c echo.Context) error {

@@ -44,6 +44,9 @@ type Server struct {
 	adminFailures *failureLimit
 	started       time.Time
 	build         buildInfo
+
+	// cluster is this node's link to the others; nil without -nats.
+	cluster *clusterLink
 }
 
 // The TURN relay caches each allocation's room and relies on the hub to say
@@ -118,6 +121,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	hc.MaxChatText = lobby.MaxChatLength
 	hc.MaxRoomName = lobby.MaxRoomName
 	hc.Logger = log
+	if cfg.Cluster.NATS != "" {
+		s.cluster = &clusterLink{} // joined once listening (joinCluster)
+		hc.Cluster = s.cluster
+	}
 	s.hub, err = signaling.NewHub(hc)
 	if err != nil {
 		return nil, err
@@ -188,6 +195,23 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		_ = s.turn.Close()
 		return nil, err
 	}
+	scheme := "http"
+	if s.tls != nil {
+		scheme = "https"
+	}
+	if s.cluster != nil {
+		if err := s.joinCluster(ctx, scheme); err != nil {
+			if cl := s.clusterNode(); cl != nil {
+				cl.Kill()
+			}
+			_ = s.metrics.Close()
+			_ = s.ln.Close()
+			_ = s.redirect.shutdown(context.WithoutCancel(ctx))
+			_ = s.debug.close()
+			_ = s.turn.Close()
+			return nil, err
+		}
+	}
 	// Hijacking clears the deadlines these set, so lobby WebSockets live on
 	// past them (TestHTTPTimeoutsSpareWebSockets).
 	s.http = &http.Server{
@@ -199,9 +223,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		ConnState:         s.conns.connState,
 		ErrorLog:          httpErrorLog(log),
 	}
-	scheme := "http"
 	if s.tls != nil {
-		scheme = "https"
 		s.http.TLSConfig = s.tls.httpsConfig()
 		// Not nil: no HTTP/2 (see httpsConfig).
 		s.http.TLSNextProto = map[string]func(*http.Server, *tls.Conn, http.Handler){}
@@ -224,6 +246,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	if a.Metrics != "" {
 		attrs = append(attrs, "metrics", a.Metrics)
+	}
+	if cl := s.clusterNode(); cl != nil {
+		self := cl.Self()
+		attrs = append(attrs, "node", self.ID, "region", self.Region, "public_url", self.URL)
 	}
 	log.Info("listening", attrs...)
 	return s, nil
@@ -321,6 +347,13 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	}
 	if err := s.hub.Close(ctx); err != nil {
 		errs = append(errs, err)
+	}
+	// After the lobby: its rooms are gone, and the other nodes stop
+	// listing them and sending players here at once, not after DeadAfter.
+	if cl := s.clusterNode(); cl != nil {
+		if err := cl.Close(ctx); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	if err := s.redirect.shutdown(ctx); err != nil {
 		errs = append(errs, err)

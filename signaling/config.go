@@ -23,6 +23,8 @@ type Config struct {
 	OriginPatterns []string
 	// ICE issues TURN credentials; required.
 	ICE ICEFunc
+	// Cluster, when set, makes this hub one node of several (cluster.go).
+	Cluster Cluster
 
 	QueueSize    int           // outgoing frames buffered per session
 	PingInterval time.Duration // between pings to an idle client

@@ -51,6 +51,9 @@ type listSubscriber struct {
 func (h *Hub) roomChangedLocked(r *room) {
 	h.relistLocked(r)
 	h.roomCodeChangedLocked(r.code)
+	if r.listing == nil && h.cfg.Cluster != nil {
+		h.cfg.Cluster.RoomChanged(r.code)
+	}
 }
 
 // relistLocked puts r in the public index or takes it out, as it is public
@@ -59,7 +62,7 @@ func (h *Hub) roomChangedLocked(r *room) {
 // not a sort.
 func (h *Hub) relistLocked(r *room) {
 	d := &h.dir
-	want := r.public && h.rooms[r.code] == r
+	want := r.public && (h.rooms[r.code] == r || h.remote[r.code] == r)
 	i, listed := slices.BinarySearchFunc(d.public, r.seq, func(x *room, seq uint64) int { return cmp.Compare(x.seq, seq) })
 	switch {
 	case want && !listed:
@@ -112,7 +115,7 @@ func (h *Hub) subscribeRoomListLocked(s *Session) (first, rest []protocol.RoomSu
 	d.subscribers[s] = sub
 	sums := make([]protocol.RoomSummary, 0, min(len(d.public), h.cfg.MaxListedRooms))
 	for r := range h.newestPublicLocked() {
-		sums = append(sums, r.summary())
+		sums = append(sums, h.summaryLocked(r))
 		sub.known[r.code] = struct{}{}
 		if len(sums) == h.cfg.MaxListedRooms {
 			break
@@ -147,12 +150,12 @@ func (h *Hub) flushRoomList() {
 	for s, w := range d.subscribers {
 		var upd protocol.RoomListUpdate
 		for _, c := range codes {
-			r, ok := h.rooms[c]
+			r, ok := h.listedLocked(c)
 			_, known := w.known[c]
 			switch {
 			case ok && r.public && (known || len(w.known) < h.cfg.MaxListedRooms):
 				w.known[c] = struct{}{}
-				upd.Set = append(upd.Set, r.summary())
+				upd.Set = append(upd.Set, h.summaryLocked(r))
 			case known && (!ok || !r.public):
 				delete(w.known, c)
 				upd.Del = append(upd.Del, c)
@@ -164,7 +167,7 @@ func (h *Hub) flushRoomList() {
 			for r := range h.newestPublicLocked() {
 				if _, known := w.known[r.code]; !known {
 					w.known[r.code] = struct{}{}
-					upd.Set = append(upd.Set, r.summary())
+					upd.Set = append(upd.Set, h.summaryLocked(r))
 				}
 				if len(w.known) >= h.cfg.MaxListedRooms {
 					break

@@ -44,6 +44,11 @@ func okReply() reply { return reply{typ: protocol.TypeOK, body: &protocol.OK{}} 
 // credentials (signing stays out of the lock) and the sender's address and
 // the time, which the per-IP join limits key on.
 type prep struct {
+	// code is a room code claimed in the cluster for a room this request
+	// may make; released unless a room takes it (serve, quickPlay).
+	code string
+	// where is a room code's node when it is not this one (cluster.go).
+	where  Location
 	ice    protocol.ICE
 	ices   map[*Session]protocol.ICE // quick play: the sender's party too
 	remote netip.Addr
@@ -108,10 +113,12 @@ func serve[T any](sp spec[T]) route {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		if err := s.fromLocked(sp.from, sp.why); err != nil {
+			h.releaseCode(p.code)
 			return err
 		}
 		rep, err := sp.do(req[T]{s: s, h: h, id: env.ID, m: m, room: s.room, prep: p})
 		if err != nil {
+			h.releaseCode(p.code)
 			return err
 		}
 		if rep.typ != "" {

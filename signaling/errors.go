@@ -18,6 +18,8 @@ var (
 type replyError struct {
 	code string
 	msg  string
+	// url and region say where to go, with room_elsewhere.
+	url, region string
 }
 
 func (e *replyError) Error() string { return "signaling: " + e.code + ": " + e.msg }
@@ -30,7 +32,7 @@ func fail(code, msg string) error { return &replyError{code: code, msg: msg} }
 func asReply(err error) protocol.Error {
 	var re *replyError
 	if errors.As(err, &re) {
-		return protocol.Error{Code: re.code, Message: re.msg}
+		return protocol.Error{Code: re.code, Message: re.msg, URL: re.url, Region: re.region}
 	}
 	var ve *protocol.ValidationError
 	if errors.As(err, &ve) {

@@ -13,11 +13,19 @@ import (
 // serves them.
 
 func beforeCreateRoom(s *Session, m *protocol.CreateRoom) (prep, error) {
-	if err := s.hub.cfg.checkRoomName(m.Name); err != nil {
+	h := s.hub
+	if err := h.cfg.checkRoomName(m.Name); err != nil {
+		return prep{}, err
+	}
+	if err := h.regionElsewhere(m.Region); err != nil {
+		return prep{}, err
+	}
+	code, err := h.claimCode()
+	if err != nil {
 		return prep{}, err
 	}
 	_, host := s.addr()
-	return prep{ice: s.hub.cfg.ICE(s.id, host)}, nil
+	return prep{ice: h.cfg.ICE(s.id, host), code: code}, nil
 }
 
 func createRoom(q req[protocol.CreateRoom]) (reply, error) {
@@ -29,7 +37,7 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 		h.counters.limited(limitRoomsPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 	}
-	r, err := h.newRoomLocked(s, strings.TrimSpace(m.Name), m.MaxPlayers, m.Public, strings.TrimSpace(m.Mode), m.Migrate, hashPassword(m.Password))
+	r, err := h.newRoomLocked(s, q.prep.code, strings.TrimSpace(m.Name), m.MaxPlayers, m.Public, strings.TrimSpace(m.Mode), m.Migrate, hashPassword(m.Password))
 	if err != nil {
 		return reply{}, err
 	}
@@ -44,13 +52,13 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 }
 
 // newRoomLocked makes a room with host s (not yet entered) and registers
-// it, or refuses with server_full at MaxRooms.
-func (h *Hub) newRoomLocked(s *Session, name string, maxPlayers int, public bool, mode string, migrate bool, passwordHash []byte) (*room, error) {
+// it, or refuses with server_full at MaxRooms. code is the code claimed in
+// the cluster; "" draws one here (a single node).
+func (h *Hub) newRoomLocked(s *Session, code, name string, maxPlayers int, public bool, mode string, migrate bool, passwordHash []byte) (*room, error) {
 	if len(h.rooms) >= h.cfg.MaxRooms {
 		return nil, fail(protocol.CodeServerFull, "this server has reached its room limit; try again later")
 	}
-	var code string
-	for {
+	for code == "" {
 		c, err := newRoomCode()
 		if err != nil {
 			return nil, err
@@ -79,12 +87,17 @@ func (h *Hub) newRoomLocked(s *Session, name string, maxPlayers int, public bool
 
 // beforeJoinRoom refuses early, before any work is spent on a guesser
 // whose budget is gone; the check that counts is repeated under the lock.
-func beforeJoinRoom(s *Session, _ *protocol.JoinRoom) (prep, error) {
+func beforeJoinRoom(s *Session, m *protocol.JoinRoom) (prep, error) {
 	p, host, err := spendJoinBudgets(s)
 	if err != nil {
 		return prep{}, err
 	}
-	p.ice = s.hub.cfg.ICE(s.id, host)
+	if p.where, err = s.hub.locate(m.Code); err != nil {
+		return prep{}, err
+	}
+	if p.where == (Location{}) {
+		p.ice = s.hub.cfg.ICE(s.id, host) // signed only for a room here
+	}
 	return p, nil
 }
 
@@ -128,14 +141,22 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	}
 	r, ok := h.rooms[m.Code]
 	if !ok {
-		h.joinFailures.spend(remote, now)
+		if err := elsewhere("room", m.Code, q.prep.where); err != nil {
+			return reply{}, err
+		}
+		h.spendJoinFailureLocked(remote)
 		return reply{}, fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
+	}
+	if q.prep.ice.TTL == 0 && len(q.prep.ice.Servers) == 0 {
+		// Located elsewhere before the lock, but made here since (a code
+		// cannot move, so this is a reuse after the other room closed).
+		q.prep.ice = h.cfg.ICE(s.id, s.host)
 	}
 	if r.banned(s) {
 		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
 	if !r.passwordOK(m.Password) {
-		h.joinFailures.spend(remote, now)
+		h.spendJoinFailureLocked(remote)
 		if m.Password == "" {
 			return reply{}, fail(protocol.CodeWrongPassword, "room "+m.Code+" needs a password")
 		}
@@ -249,7 +270,7 @@ func (h *Hub) codeLookupGate(remote netip.Addr, now time.Time, m interface{ Vali
 		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if err := m.Validate(); err != nil {
-		h.joinFailures.spend(remote, now)
+		h.spendJoinFailureLocked(remote)
 		return err
 	}
 	return nil

@@ -32,6 +32,9 @@ type Hub struct {
 	// lookup's timing reveals nothing usable about a real token.
 	tokens  map[[sha256.Size]byte]*Session
 	rooms   map[string]*room
+	// remote holds other nodes' public rooms, for the room list only
+	// (cluster.go); empty on a single node.
+	remote  map[string]*room
 	parties map[string]*party
 	dir     directory
 	closing bool
@@ -63,6 +66,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		joins:        newIPLimiter(time.Minute/time.Duration(cfg.JoinsPerMinute), cfg.JoinsPerMinute),
 		tokens:       make(map[[sha256.Size]byte]*Session),
 		rooms:        make(map[string]*room),
+		remote:       make(map[string]*room),
 		parties:      make(map[string]*party),
 		routes:       newRoutes(),
 	}, nil
@@ -95,7 +99,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		h.mu.Unlock()
 	}
 
-	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{OriginPatterns: h.cfg.OriginPatterns})
+	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
 	if err != nil {
 		release()
 		// Accept has already written the HTTP error (403 for a foreign Origin).

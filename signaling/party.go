@@ -119,7 +119,7 @@ func joinParty(q req[protocol.JoinParty]) (reply, error) {
 	}
 	p, ok := h.parties[m.Code]
 	if !ok {
-		h.joinFailures.spend(remote, now)
+		h.spendJoinFailureLocked(remote)
 		return reply{}, fail(protocol.CodePartyNotFound, "no party with code "+m.Code)
 	}
 	if len(p.members) >= protocol.MaxPartySize {

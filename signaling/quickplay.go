@@ -45,6 +45,12 @@ func beforeQuickPlay(s *Session, _ *protocol.QuickPlay) (prep, error) {
 		p.ices[w.s] = h.cfg.ICE(w.s.id, w.host)
 	}
 	p.ice = p.ices[s]
+	// In a cluster the room quick play may make needs a code claimed
+	// outside the lock; it is released if an open room seats the group.
+	var err error
+	if p.code, err = h.claimCode(); err != nil {
+		return prep{}, err
+	}
 	return p, nil
 }
 
@@ -74,6 +80,9 @@ func quickPlay(q req[protocol.QuickPlay]) (reply, error) {
 	}
 	r := h.quickRoomLocked(m.Mode, group)
 	created := r == nil
+	if !created {
+		h.releaseCode(q.prep.code)
+	}
 	if created {
 		if len(group) > size {
 			return reply{}, &protocol.ValidationError{Field: "maxPlayers",
@@ -84,7 +93,7 @@ func quickPlay(q req[protocol.QuickPlay]) (reply, error) {
 			return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 		}
 		var err error
-		if r, err = h.newRoomLocked(s, quickRoomName(m.Mode, h.cfg.MaxRoomName), size, true, m.Mode, m.Migrate, nil); err != nil {
+		if r, err = h.newRoomLocked(s, q.prep.code, quickRoomName(m.Mode, h.cfg.MaxRoomName), size, true, m.Mode, m.Migrate, nil); err != nil {
 			return reply{}, err
 		}
 		h.counters.roomsCreated.Add(1)
@@ -120,7 +129,7 @@ func quickPlay(q req[protocol.QuickPlay]) (reply, error) {
 func (h *Hub) quickRoomLocked(mode string, group []*Session) *room {
 	var best *room
 	for _, r := range h.dir.public { // oldest first
-		if r.mode != mode || r.started || r.passwordHash != nil || r.maxPlayers-len(r.members) < len(group) {
+		if r.listing != nil || r.mode != mode || r.started || r.passwordHash != nil || r.maxPlayers-len(r.members) < len(group) {
 			continue
 		}
 		if best != nil && len(r.members) <= len(best.members) {

@@ -45,6 +45,9 @@ type room struct {
 	// (spectatorsChangedLocked).
 	spectatorsSent int
 	countTimer     stopper
+	// listing is set on another node's room (Hub.remote): all this node
+	// knows of it is what the room list shows.
+	listing *protocol.RoomSummary
 }
 
 func hashPassword(p string) []byte {

@@ -49,9 +49,10 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	h.sessions[s.id] = s
 	h.tokens[sha256.Sum256([]byte(s.token))] = s
 	l.session = s
+	node, region := h.self()
 	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
-		Resume: resume, Grace: int(h.cfg.Grace / time.Second),
+		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region,
 	})
 	s.nudgePing() // so the ping is known before the player enters a room
 	s.log.Debug("session open", "remote", l.remote)
@@ -61,7 +62,7 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 // newResumeLocked issues s's next single-use resume token.
 func (h *Hub) newResumeLocked(s *Session) string {
 	delete(h.resumes, s.resumeHash)
-	token := newResumeToken()
+	token := h.resumeToken()
 	s.resumeHash = sha256.Sum256([]byte(token))
 	h.resumes[s.resumeHash] = s
 	return token
@@ -74,6 +75,14 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, ok := h.resumes[sha256.Sum256([]byte(m.Resume))]
+	if !ok && !h.closing {
+		if err := h.resumeElsewhere(m.Resume); err != nil {
+			if !isElsewhere(err) {
+				h.counters.resumesFailed.Add(1)
+			}
+			return err
+		}
+	}
 	if !ok || h.closing {
 		h.counters.resumesFailed.Add(1)
 		return fail(protocol.CodeResumeFailed, "this seat is no longer held; join again")
@@ -92,9 +101,10 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	old := s.link
 	s.link = l
 	token := h.newResumeLocked(s)
+	node, region := h.self()
 	welcome, err := protocol.Encode(protocol.TypeWelcome, id, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
-		Resume: token, Grace: int(h.cfg.Grace / time.Second), Resumed: true,
+		Resume: token, Grace: int(h.cfg.Grace / time.Second), Resumed: true, Node: node, Region: region,
 	})
 	if err != nil {
 		s.outMu.Unlock()

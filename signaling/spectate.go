@@ -245,8 +245,12 @@ func (h *Hub) endStreamLocked(r *room, reason string) {
 	r.spectators = 0
 }
 
-func beforeSpectate(s *Session, _ *protocol.Spectate) (prep, error) {
+func beforeSpectate(s *Session, m *protocol.Spectate) (prep, error) {
 	p, _, err := spendJoinBudgets(s)
+	if err != nil {
+		return prep{}, err
+	}
+	p.where, err = s.hub.locate(m.Code)
 	return p, err
 }
 
@@ -261,7 +265,7 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 		return reply{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if err := m.Validate(); err != nil {
-		h.joinFailures.spend(remote, now)
+		h.spendJoinFailureLocked(remote)
 		return reply{}, err
 	}
 	if s.room != nil {
@@ -269,14 +273,17 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 	}
 	r, ok := h.rooms[m.Code]
 	if !ok {
-		h.joinFailures.spend(remote, now)
+		if err := elsewhere("room", m.Code, q.prep.where); err != nil {
+			return reply{}, err
+		}
+		h.spendJoinFailureLocked(remote)
 		return reply{}, fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
 	}
 	if r.banned(s) {
 		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
 	if !r.passwordOK(m.Password) {
-		h.joinFailures.spend(remote, now)
+		h.spendJoinFailureLocked(remote)
 		return reply{}, fail(protocol.CodeWrongPassword, "room "+m.Code+" needs its password to watch")
 	}
 	if s.watching == r {
@@ -296,7 +303,7 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 	s.log.Info("watching", "room", r.code, "spectators", r.spectators)
 	return reply{
 		typ: protocol.TypeSpectating,
-		body: &protocol.Spectating{Room: r.summary(), DelayMs: int(h.cfg.SpectatorDelay / time.Millisecond),
+		body: &protocol.Spectating{Room: h.summaryLocked(r), DelayMs: int(h.cfg.SpectatorDelay / time.Millisecond),
 			MaxData: h.cfg.SpectatorFrameBytes},
 		// After the reply, so the client knows what the frames are.
 		then: func() { st.add(s) },

@@ -1,0 +1,284 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net/netip"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// Local is this node's lobby as the cluster needs it (signaling.Hub). The
+// cluster never calls it while holding its own lock, so Local may call the
+// cluster back from under its own.
+type Local interface {
+	// RoomListing is what the directory should hold for a local room:
+	// whether it is public and its summary; ok is false once it is gone.
+	RoomListing(code string) (sum protocol.RoomSummary, public, ok bool)
+	// LocalRooms lists the codes of this node's rooms.
+	LocalRooms() []string
+	// RemoteRoomSet lists (or updates) a public room of another node;
+	// RemoteRoomGone takes one off the list.
+	RemoteRoomSet(sum protocol.RoomSummary)
+	RemoteRoomGone(code string)
+	// SpendJoinFailure spends a failed join of addr that another node saw,
+	// so guessing codes across nodes costs what it costs on one.
+	SpendJoinFailure(addr netip.Addr)
+}
+
+// Cluster is this node's membership in a cluster.
+type Cluster struct {
+	cfg   Config
+	log   *slog.Logger
+	nc    *nats.Conn
+	nodes jetstream.KeyValue
+	rooms jetstream.KeyValue
+	local Local
+
+	mu sync.Mutex
+	// peers are the other nodes by id, with when each was last heard.
+	peers map[string]*peer
+	// where maps every other node's room codes to their node.
+	where map[string]string
+	// lost remembers rooms and nodes lost, until their expiry.
+	lostRooms map[string]time.Time
+	lostNodes map[string]time.Time
+	// dirty holds local room codes whose listing must be rewritten.
+	dirty   map[string]struct{}
+	written map[string][]byte // what was last written per local code
+	closed  bool
+
+	kick   chan struct{} // wakes the flusher
+	stop   context.CancelFunc
+	wg     sync.WaitGroup
+	subs   []*nats.Subscription
+	synced chan struct{} // closed once both buckets' initial values are read
+}
+
+type peer struct {
+	node     Node
+	lastSeen time.Time
+	rooms    map[string]struct{}
+}
+
+// New checks cfg and returns a cluster that has not connected yet; Start
+// connects. The lobby is built between the two, since each needs the other.
+func New(cfg Config) (*Cluster, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Cluster{
+		cfg:       cfg,
+		log:       cfg.Logger.With("component", "cluster", "node", cfg.Self.ID),
+		peers:     make(map[string]*peer),
+		where:     make(map[string]string),
+		lostRooms: make(map[string]time.Time),
+		lostNodes: make(map[string]time.Time),
+		dirty:     make(map[string]struct{}),
+		written:   make(map[string][]byte),
+		kick:      make(chan struct{}, 1),
+		synced:    make(chan struct{}),
+	}, nil
+}
+
+// Start connects to NATS, creates the buckets if they are missing,
+// announces this node (refusing an id a live node already holds), reads the
+// directory and starts the heartbeat, the watchers and the flusher. It
+// returns once this node's lists hold every other node's rooms.
+func (c *Cluster) Start(ctx context.Context, local Local) error {
+	c.local = local
+	nc, err := nats.Connect(c.cfg.NATS,
+		nats.Name("hostrelay "+c.cfg.Self.ID),
+		nats.Timeout(c.cfg.RequestTimeout),
+		nats.MaxReconnects(-1), // a node outlives a NATS restart
+		nats.ReconnectWait(250*time.Millisecond),
+		nats.DisconnectErrHandler(func(_ *nats.Conn, err error) {
+			c.log.Warn("nats disconnected", "err", err)
+		}),
+		nats.ReconnectHandler(func(nc *nats.Conn) {
+			c.log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+		}),
+	)
+	if err != nil {
+		return fmt.Errorf("cluster: connect %s: %w", redact(c.cfg.NATS), err)
+	}
+	c.nc = nc
+	if err := c.open(ctx); err != nil {
+		nc.Close()
+		return err
+	}
+	return nil
+}
+
+func (c *Cluster) open(ctx context.Context) error {
+	js, err := jetstream.New(c.nc)
+	if err != nil {
+		return fmt.Errorf("cluster: jetstream: %w", err)
+	}
+	// Memory storage: the directory describes live processes, and each node
+	// rewrites its part after a NATS restart (republish).
+	if c.nodes, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: c.cfg.Name + "_nodes", History: 1, TTL: 10 * c.cfg.DeadAfter,
+		MaxValueSize: 4096, Storage: jetstream.MemoryStorage, Replicas: c.cfg.Replicas,
+	}); err != nil {
+		return fmt.Errorf("cluster: nodes bucket: %w", err)
+	}
+	if c.rooms, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: c.cfg.Name + "_rooms", History: 1,
+		MaxValueSize: 4096, Storage: jetstream.MemoryStorage, Replicas: c.cfg.Replicas,
+	}); err != nil {
+		return fmt.Errorf("cluster: rooms bucket: %w", err)
+	}
+	if err := c.claimNodeID(ctx); err != nil {
+		return err
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c.stop = cancel
+	if err := c.subscribe(); err != nil {
+		cancel()
+		return err
+	}
+	nodesW, err := c.nodes.WatchAll(runCtx)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("cluster: watch nodes: %w", err)
+	}
+	roomsW, err := c.rooms.WatchAll(runCtx)
+	if err != nil {
+		cancel()
+		return fmt.Errorf("cluster: watch rooms: %w", err)
+	}
+	nodesSynced, roomsSynced := make(chan struct{}), make(chan struct{})
+	c.goRun(func() { c.watchNodes(runCtx, nodesW, nodesSynced) })
+	c.goRun(func() { c.watchRooms(runCtx, roomsW, roomsSynced) })
+	c.goRun(func() { c.heartbeat(runCtx) })
+	c.goRun(func() { c.sweep(runCtx) })
+	c.goRun(func() { c.flusher(runCtx) })
+	for _, ch := range []chan struct{}{nodesSynced, roomsSynced} {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			cancel()
+			return fmt.Errorf("cluster: reading the directory: %w", ctx.Err())
+		}
+	}
+	close(c.synced)
+	c.log.Info("joined cluster", "cluster", c.cfg.Name, "region", c.cfg.Self.Region, "url", c.cfg.Self.URL,
+		"peers", len(c.Nodes())-1)
+	return nil
+}
+
+func (c *Cluster) goRun(f func()) {
+	c.wg.Add(1)
+	go func() { defer c.wg.Done(); f() }()
+}
+
+// claimNodeID writes this node's presence, refusing to take over an id that
+// a live node rewrote within DeadAfter (two nodes with one id would delete
+// each other's rooms).
+func (c *Cluster) claimNodeID(ctx context.Context) error {
+	e, err := c.nodes.Get(ctx, c.cfg.Self.ID)
+	switch {
+	case err == nil && e.Operation() == jetstream.KeyValuePut && time.Since(e.Created()) < c.cfg.DeadAfter:
+		return fmt.Errorf("%w: %q (heard %s ago); choose another -node-id", ErrNodeIDInUse, c.cfg.Self.ID,
+			time.Since(e.Created()).Round(time.Millisecond))
+	case err != nil && !errors.Is(err, jetstream.ErrKeyNotFound):
+		return fmt.Errorf("cluster: read node %q: %w", c.cfg.Self.ID, err)
+	}
+	return c.announce(ctx)
+}
+
+// Close leaves the cluster: this node's rooms and presence are deleted, so
+// every other node takes them off its lists at once rather than after
+// DeadAfter; then the connection is drained. Call it after the lobby closed
+// its rooms.
+func (c *Cluster) Close(ctx context.Context) error {
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil
+	}
+	c.closed = true
+	codes := make([]string, 0, len(c.written))
+	for code := range c.written {
+		codes = append(codes, code)
+	}
+	c.mu.Unlock()
+	if c.stop != nil {
+		c.stop()
+	}
+	c.wg.Wait()
+	var errs []error
+	if c.rooms != nil {
+		for _, code := range codes {
+			if err := c.rooms.Delete(ctx, code); err != nil {
+				errs = append(errs, fmt.Errorf("cluster: delete room %s: %w", code, err))
+			}
+		}
+	}
+	if c.nodes != nil {
+		if err := c.nodes.Delete(ctx, c.cfg.Self.ID); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: delete presence: %w", err))
+		}
+	}
+	for _, s := range c.subs {
+		_ = s.Unsubscribe()
+	}
+	if c.nc != nil {
+		if err := c.nc.Drain(); err != nil {
+			errs = append(errs, fmt.Errorf("cluster: drain: %w", err))
+		}
+		// Drain returns at once; wait for it, as far as ctx allows.
+		for c.nc.IsDraining() && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
+		c.nc.Close()
+	}
+	c.log.Info("left cluster", "rooms", len(codes))
+	return errors.Join(errs...)
+}
+
+// Kill drops out as a crash would: no goodbye, nothing deleted. Tests use it
+// to see the others notice within DeadAfter.
+func (c *Cluster) Kill() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
+	if c.nc != nil {
+		c.nc.Close()
+	}
+	if c.stop != nil {
+		c.stop()
+	}
+	c.wg.Wait()
+}
+
+// Self is this node.
+func (c *Cluster) Self() Node { return c.cfg.Self }
+
+// redact drops credentials from a NATS URL for logs and errors.
+func redact(u string) string {
+	if i, j := indexByte(u, '@'), indexByte(u, '/'); i > 0 && j >= 0 {
+		return u[:j+2] + "***" + u[i:]
+	}
+	return u
+}
+
+func indexByte(s string, b byte) int {
+	for i := range len(s) {
+		if s[i] == b {
+			return i
+		}
+	}
+	return -1
+}

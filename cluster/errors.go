@@ -1,0 +1,12 @@
+package cluster
+
+import "errors"
+
+var (
+	// ErrCodeTaken reports a room code another node already holds.
+	ErrCodeTaken = errors.New("cluster: room code taken")
+	// ErrNodeIDInUse reports a node id that a live node already announces.
+	ErrNodeIDInUse = errors.New("cluster: node id in use by a live node")
+	// ErrClosed reports a call after Close.
+	ErrClosed = errors.New("cluster: closed")
+)

@@ -1,0 +1,285 @@
+package cluster
+
+import (
+	"context"
+	"encoding/json"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// Node is one hostrelay node as the cluster lists it. Everything here is
+// public: the lobby app reads it from /api/v1/nodes to measure regions.
+type Node struct {
+	ID     string `json:"id"`
+	Region string `json:"region,omitempty"`
+	// URL is the node's public base URL (https://eu1.example.com); share
+	// links to its rooms start with it. WS is its lobby WebSocket URL.
+	URL string `json:"url"`
+	WS  string `json:"ws"`
+	// STUN lists stun: URLs of the node's TURN, for measuring the round
+	// trip to it from a player's network.
+	STUN  []string `json:"stun,omitempty"`
+	Rooms int      `json:"rooms"`
+}
+
+// announce writes this node's presence with its current room count.
+func (c *Cluster) announce(ctx context.Context) error {
+	self := c.cfg.Self
+	if c.local != nil {
+		self.Rooms = len(c.local.LocalRooms())
+	}
+	b, err := json.Marshal(self)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	_, err = c.nodes.Put(ctx, self.ID, b)
+	return err
+}
+
+// heartbeat rewrites the presence every Heartbeat. After a failure streak
+// long enough for the others to have called this node dead (and deleted its
+// rooms), it writes every room again.
+func (c *Cluster) heartbeat(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Heartbeat)
+	defer t.Stop()
+	lastOK := time.Now()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := c.announce(ctx); err != nil {
+			if ctx.Err() == nil {
+				c.log.Warn("heartbeat failed", "err", err, "since_ok", time.Since(lastOK).Round(time.Millisecond))
+			}
+			continue
+		}
+		if time.Since(lastOK) > c.cfg.DeadAfter {
+			c.log.Warn("heartbeat back after the others may have called this node dead; writing every room again",
+				"gap", time.Since(lastOK).Round(time.Millisecond))
+			c.republish()
+		}
+		lastOK = time.Now()
+	}
+}
+
+// watchNodes follows the presence bucket: who is there, and who left.
+func (c *Cluster) watchNodes(ctx context.Context, w jetstream.KeyWatcher, synced chan struct{}) {
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil { // the end of the initial values
+				close(synced)
+				continue
+			}
+			c.nodeEntry(e)
+		}
+	}
+}
+
+func (c *Cluster) nodeEntry(e jetstream.KeyValueEntry) {
+	id := e.Key()
+	if id == c.cfg.Self.ID {
+		return
+	}
+	if e.Operation() != jetstream.KeyValuePut {
+		c.nodeGone(id, "left")
+		return
+	}
+	var n Node
+	if err := json.Unmarshal(e.Value(), &n); err != nil || n.ID != id {
+		c.log.Warn("ignoring a malformed node entry", "key", id, "err", err)
+		return
+	}
+	// An entry read at start may be an old one of a node that died: it
+	// counts from when it was written (NATS's clock; nodes keep theirs in
+	// sync with NTP), not from when it was read.
+	seen := time.Now()
+	if e.Created().Before(seen) {
+		seen = e.Created()
+	}
+	c.mu.Lock()
+	p, known := c.peers[id]
+	if !known {
+		p = &peer{rooms: make(map[string]struct{})}
+		c.peers[id] = p
+	}
+	p.node, p.lastSeen = n, seen
+	delete(c.lostNodes, id)
+	c.mu.Unlock()
+	if !known {
+		c.log.Info("node joined", "peer", id, "region", n.Region, "url", n.URL)
+	}
+}
+
+// sweep calls a node dead once it has been silent for DeadAfter, and
+// forgets lost rooms after LostMemory.
+func (c *Cluster) sweep(ctx context.Context) {
+	t := time.NewTicker(c.cfg.Heartbeat / 4)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		now := time.Now()
+		var dead []string
+		c.mu.Lock()
+		for id, p := range c.peers {
+			if now.Sub(p.lastSeen) > c.cfg.DeadAfter {
+				dead = append(dead, id)
+			}
+		}
+		for code, until := range c.lostRooms {
+			if now.After(until) {
+				delete(c.lostRooms, code)
+			}
+		}
+		for id, until := range c.lostNodes {
+			if now.After(until) {
+				delete(c.lostNodes, id)
+			}
+		}
+		c.mu.Unlock()
+		for _, id := range dead {
+			c.nodeGone(id, "silent")
+		}
+	}
+}
+
+// nodeGone takes a node and its rooms off this node's lists. A node that
+// fell silent lost its rooms (room_lost from now on); the first live node
+// by id also deletes them from the directory, which only a dead node's
+// rooms need (a node that leaves deletes its own).
+func (c *Cluster) nodeGone(id, why string) {
+	c.mu.Lock()
+	p, ok := c.peers[id]
+	if !ok {
+		c.mu.Unlock()
+		return
+	}
+	delete(c.peers, id)
+	codes := make([]string, 0, len(p.rooms))
+	for code := range p.rooms {
+		codes = append(codes, code)
+		delete(c.where, code)
+	}
+	silent := why == "silent"
+	if silent {
+		until := time.Now().Add(c.cfg.LostMemory)
+		c.lostNodes[id] = until
+		for _, code := range codes {
+			if len(c.lostRooms) < c.cfg.MaxLost {
+				c.lostRooms[code] = until
+			}
+		}
+	}
+	cleaner := c.firstLiveLocked()
+	closed := c.closed
+	c.mu.Unlock()
+	for _, code := range codes {
+		c.local.RemoteRoomGone(code)
+	}
+	c.log.Warn("node gone", "peer", id, "why", why, "rooms", len(codes))
+	if silent && cleaner && !closed {
+		c.goRun(func() { c.deleteRooms(codes) })
+	}
+}
+
+// firstLiveLocked reports whether this node has the smallest id of the
+// live nodes: the one that cleans up after dead ones.
+func (c *Cluster) firstLiveLocked() bool {
+	for id := range c.peers {
+		if id < c.cfg.Self.ID {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *Cluster) deleteRooms(codes []string) {
+	for _, code := range codes {
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
+		err := c.rooms.Delete(ctx, code)
+		cancel()
+		if err != nil {
+			c.log.Warn("could not delete a lost room", "room", code, "err", err)
+		}
+	}
+}
+
+// Nodes lists the live nodes, this one included, by id.
+func (c *Cluster) Nodes() []Node {
+	self := c.cfg.Self
+	if c.local != nil {
+		self.Rooms = len(c.local.LocalRooms())
+	}
+	c.mu.Lock()
+	out := make([]Node, 0, len(c.peers)+1)
+	out = append(out, self)
+	for _, p := range c.peers {
+		out = append(out, p.node)
+	}
+	c.mu.Unlock()
+	slices.SortFunc(out, func(a, b Node) int { return strings.Compare(a.ID, b.ID) })
+	return out
+}
+
+// Origins are the host[:port] of every live node's public URL: a page one
+// node served may open the lobby WebSocket of another.
+func (c *Cluster) Origins() []string {
+	nodes := c.Nodes()
+	out := make([]string, 0, len(nodes))
+	for _, n := range nodes {
+		if h := hostOf(n.URL); h != "" {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+func hostOf(u string) string {
+	_, rest, ok := strings.Cut(u, "://")
+	if !ok {
+		return ""
+	}
+	host, _, _ := strings.Cut(rest, "/")
+	return host
+}
+
+// RegionNode picks the node for a room in region: this node if it is in
+// it, else the live node there with the fewest rooms. ok is false when no
+// live node is in region.
+func (c *Cluster) RegionNode(region string) (ws string, self, ok bool) {
+	if c.cfg.Self.Region == region {
+		return c.cfg.Self.WS, true, true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var best *peer
+	for _, p := range c.peers {
+		if p.node.Region != region {
+			continue
+		}
+		if best == nil || len(p.rooms) < len(best.rooms) || (len(p.rooms) == len(best.rooms) && p.node.ID < best.node.ID) {
+			best = p
+		}
+	}
+	if best == nil {
+		return "", false, false
+	}
+	return best.node.WS, false, true
+}

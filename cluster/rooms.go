@@ -1,0 +1,302 @@
+package cluster
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// entry is a room's value in the rooms bucket. Private rooms carry no
+// listing: other nodes need only their owner, to send players there.
+type entry struct {
+	Node    string                `json:"node"`
+	Public  bool                  `json:"public,omitempty"`
+	Listing *protocol.RoomSummary `json:"listing,omitempty"`
+}
+
+// ClaimRoom takes code for this node cluster-wide, or fails with
+// ErrCodeTaken when another node holds it. The lobby calls it before it
+// makes a room, so no two nodes ever hand out one code.
+func (c *Cluster) ClaimRoom(ctx context.Context, code string) error {
+	b, err := json.Marshal(entry{Node: c.cfg.Self.ID})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if _, err := c.rooms.Create(ctx, code, b); err != nil {
+		if errors.Is(err, jetstream.ErrKeyExists) {
+			return fmt.Errorf("%w: %s", ErrCodeTaken, code)
+		}
+		return fmt.Errorf("cluster: claim room %s: %w", code, err)
+	}
+	c.mu.Lock()
+	c.written[code] = b
+	c.mu.Unlock()
+	return nil
+}
+
+// ReleaseRoom gives back a code claimed for a room that was never made.
+func (c *Cluster) ReleaseRoom(code string) { c.RoomChanged(code) }
+
+// RoomChanged notes that a local room's listing changed or that the room is
+// gone; the flusher writes the latest state within FlushInterval. It never
+// blocks: the lobby calls it under its lock.
+func (c *Cluster) RoomChanged(code string) {
+	c.mu.Lock()
+	c.dirty[code] = struct{}{}
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// republish marks every local room dirty and forgets what was written, so
+// each is written again: after the others may have deleted them.
+func (c *Cluster) republish() {
+	codes := c.local.LocalRooms()
+	c.mu.Lock()
+	for _, code := range codes {
+		c.dirty[code] = struct{}{}
+		delete(c.written, code)
+	}
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
+	}
+}
+
+// flusher writes dirty rooms, at most once per FlushInterval each.
+func (c *Cluster) flusher(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.kick:
+		}
+		c.mu.Lock()
+		dirty := c.dirty
+		c.dirty = make(map[string]struct{})
+		c.mu.Unlock()
+		for code := range dirty {
+			c.flushRoom(ctx, code)
+		}
+		select { // changes in the meantime wait for the next round
+		case <-ctx.Done():
+			return
+		case <-time.After(c.cfg.FlushInterval):
+		}
+	}
+}
+
+func (c *Cluster) flushRoom(ctx context.Context, code string) {
+	sum, public, ok := c.local.RoomListing(code)
+	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+	defer cancel()
+	if !ok {
+		c.mu.Lock()
+		_, had := c.written[code]
+		delete(c.written, code)
+		c.mu.Unlock()
+		if had {
+			if err := c.rooms.Delete(ctx, code); err != nil && ctx.Err() == nil {
+				c.log.Warn("could not delete a closed room", "room", code, "err", err)
+			}
+		}
+		return
+	}
+	e := entry{Node: c.cfg.Self.ID, Public: public}
+	if public {
+		sum.Region = c.cfg.Self.Region
+		e.Listing = &sum
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		c.log.Error("encode a room entry", "room", code, "err", err)
+		return
+	}
+	c.mu.Lock()
+	same := bytes.Equal(c.written[code], b)
+	c.mu.Unlock()
+	if same {
+		return
+	}
+	if _, err := c.rooms.Put(ctx, code, b); err != nil {
+		if ctx.Err() == nil {
+			c.log.Warn("could not write a room; trying again", "room", code, "err", err)
+			c.RoomChanged(code)
+		}
+		return
+	}
+	c.mu.Lock()
+	c.written[code] = b
+	c.mu.Unlock()
+}
+
+// watchRooms follows the rooms bucket into this node's lists.
+func (c *Cluster) watchRooms(ctx context.Context, w jetstream.KeyWatcher, synced chan struct{}) {
+	defer func() { _ = w.Stop() }()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case e, ok := <-w.Updates():
+			if !ok {
+				return
+			}
+			if e == nil {
+				close(synced)
+				continue
+			}
+			c.roomEntry(e)
+		}
+	}
+}
+
+func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
+	code := e.Key()
+	if e.Operation() != jetstream.KeyValuePut {
+		c.mu.Lock()
+		node, known := c.where[code]
+		delete(c.where, code)
+		if p := c.peers[node]; known && p != nil {
+			delete(p.rooms, code)
+		}
+		_, mine := c.written[code]
+		c.mu.Unlock()
+		if known {
+			c.local.RemoteRoomGone(code)
+		}
+		// Another node deleted a room of ours that is still live: it took
+		// this node for dead. Write it back.
+		if mine {
+			if _, _, live := c.local.RoomListing(code); live {
+				c.mu.Lock()
+				delete(c.written, code)
+				c.mu.Unlock()
+				c.RoomChanged(code)
+			}
+		}
+		return
+	}
+	var en entry
+	if err := json.Unmarshal(e.Value(), &en); err != nil || ValidateNodeID(en.Node) != nil {
+		c.log.Warn("ignoring a malformed room entry", "room", code, "err", err)
+		return
+	}
+	if en.Node == c.cfg.Self.ID {
+		return
+	}
+	c.mu.Lock()
+	if _, dead := c.lostNodes[en.Node]; dead {
+		c.mu.Unlock()
+		return // a late write of a node already called dead
+	}
+	p := c.peers[en.Node]
+	if p == nil {
+		// Rooms can arrive before their node's presence: count the node
+		// as heard now; the sweep drops it if no heartbeat follows.
+		p = &peer{node: Node{ID: en.Node}, lastSeen: time.Now(), rooms: make(map[string]struct{})}
+		c.peers[en.Node] = p
+	}
+	p.rooms[code] = struct{}{}
+	c.where[code] = en.Node
+	delete(c.lostRooms, code)
+	c.mu.Unlock()
+	if en.Public && en.Listing != nil && en.Listing.Code == code {
+		c.local.RemoteRoomSet(*en.Listing)
+	} else {
+		c.local.RemoteRoomGone(code) // made private: off the list
+	}
+}
+
+// Where says where a room that is not on this node is.
+type Where int
+
+const (
+	// Nowhere: no node has the code.
+	Nowhere Where = iota
+	// Elsewhere: a live node has it; Locate returns its WS URL and region.
+	Elsewhere
+	// Lost: the room's node stopped; the room went with it.
+	Lost
+)
+
+// Locate finds the node of a room this node does not have. The local
+// mirror answers most lookups; a code it does not know yet (made within
+// the watch's delay) is read from the bucket. The owner is then asked
+// whether the room is still live, so a player is never sent to a room
+// that closed, or to a node that died, in the last moments.
+func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) {
+	c.mu.Lock()
+	id, known := c.where[code]
+	_, lost := c.lostRooms[code]
+	c.mu.Unlock()
+	if lost {
+		return Lost, Node{}, nil
+	}
+	if !known {
+		gctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
+		e, err := c.rooms.Get(gctx, code)
+		cancel()
+		switch {
+		case errors.Is(err, jetstream.ErrKeyNotFound):
+			return Nowhere, Node{}, nil
+		case err != nil:
+			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: %w", code, err)
+		}
+		var en entry
+		if err := json.Unmarshal(e.Value(), &en); err != nil {
+			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: malformed entry: %w", code, err)
+		}
+		id = en.Node
+	}
+	if id == c.cfg.Self.ID {
+		return Nowhere, Node{}, nil // closed here since the caller looked
+	}
+	c.mu.Lock()
+	p := c.peers[id]
+	_, deadNode := c.lostNodes[id]
+	c.mu.Unlock()
+	if deadNode {
+		return Lost, Node{}, nil
+	}
+	if p == nil || p.node.WS == "" {
+		return Nowhere, Node{}, nil // a stale entry of a node never seen
+	}
+	live, err := c.askRoom(ctx, id, code)
+	switch {
+	case err != nil:
+		// The owner does not answer: it is dying. Say lost rather than
+		// send the player to it; the sweep will agree within DeadAfter.
+		c.log.Info("room owner did not answer", "room", code, "peer", id, "err", err)
+		return Lost, Node{}, nil
+	case !live:
+		return Nowhere, Node{}, nil
+	}
+	return Elsewhere, p.node, nil
+}
+
+// NodeState says whether a node id is live (with its node), was lost, or
+// is unknown. A resume token names its node: a node that gets another's
+// token sends the player there, or says room_lost.
+func (c *Cluster) NodeState(id string) (Where, Node) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if p := c.peers[id]; p != nil && p.node.WS != "" {
+		return Elsewhere, p.node
+	}
+	if _, lost := c.lostNodes[id]; lost {
+		return Lost, Node{}
+	}
+	return Nowhere, Node{}
+}

@@ -1,0 +1,291 @@
+package signaling
+
+import (
+	"context"
+	"errors"
+	"net/netip"
+	"strings"
+	"time"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// Cluster is the rest of a multi-node deployment as the lobby needs it
+// (package cluster, adapted by server). A nil Config.Cluster is a single
+// node: every lookup is local, as it always was.
+//
+// A room lives on the node that made it. Every code is claimed cluster-wide
+// before a room takes it; a request naming a room of another node is
+// answered room_elsewhere with that node's URL (the client goes there and
+// asks again), a room of a node that died room_lost; other nodes' public
+// rooms are listed here beside this node's.
+type Cluster interface {
+	// Self is this node's id and region.
+	Self() (node, region string)
+	// ClaimRoom takes code for this node cluster-wide; taken reports that
+	// another room holds it.
+	ClaimRoom(ctx context.Context, code string) (taken bool, err error)
+	// RoomChanged says a local room's listing changed, the room closed, or a
+	// claimed code went unused. Called under Hub.mu: it must not block.
+	RoomChanged(code string)
+	// Locate finds a room this node does not have.
+	Locate(ctx context.Context, code string) (Location, error)
+	// LocateNode says where a node is (a resume token names its node).
+	LocateNode(node string) Location
+	// RegionNode is where a room in region belongs: ok false when no live
+	// node is in region, Location{} (no URL) when this node is.
+	RegionNode(region string) (loc Location, ok bool)
+	// JoinFailed shares a failed join of addr with the other nodes.
+	JoinFailed(addr netip.Addr)
+	// Origins are the hosts of every node's public URL (WebSocket origins
+	// to allow: a page from one node may open another's lobby).
+	Origins() []string
+}
+
+// Location is where a room or node is: on another live node (URL, its
+// lobby WebSocket URL), lost with its node, or nowhere (zero).
+type Location struct {
+	URL    string
+	Region string
+	Lost   bool
+}
+
+// elsewhere is the reply that sends a client to loc, or says the room is
+// lost; nil when loc is nowhere.
+func elsewhere(what, code string, loc Location) error {
+	switch {
+	case loc.Lost:
+		return fail(protocol.CodeRoomLost, what+" "+code+" was lost: the server holding it stopped")
+	case loc.URL != "":
+		return &replyError{code: protocol.CodeRoomElsewhere, msg: what + " " + code + " is on another server; connect there",
+			url: loc.URL, region: loc.Region}
+	}
+	return nil
+}
+
+// clusterCallTimeout bounds one wait for the cluster in a request.
+const clusterCallTimeout = 3 * time.Second
+
+var errUnavailable = fail(protocol.CodeUnavailable, "the cluster directory cannot be reached just now; try again")
+
+// maxCodeClaims bounds the codes tried when claiming: with 30^7 codes a
+// second collision means something other than chance.
+const maxCodeClaims = 4
+
+// claimCode draws a code no room in the cluster holds and claims it for
+// this node; "" on a single node, where newRoomLocked draws under the lock.
+// Outside Hub.mu: it waits for NATS.
+func (h *Hub) claimCode() (string, error) {
+	c := h.cfg.Cluster
+	if c == nil {
+		return "", nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterCallTimeout)
+	defer cancel()
+	for range maxCodeClaims {
+		code, err := newRoomCode()
+		if err != nil {
+			return "", err
+		}
+		taken, err := c.ClaimRoom(ctx, code)
+		if err != nil {
+			h.log.Warn("room code claim failed", "room", code, "err", err)
+			return "", errUnavailable
+		}
+		if !taken {
+			return code, nil
+		}
+	}
+	return "", errUnavailable
+}
+
+// releaseCode gives back a claimed code no room took.
+func (h *Hub) releaseCode(code string) {
+	if code != "" && h.cfg.Cluster != nil {
+		h.cfg.Cluster.RoomChanged(code)
+	}
+}
+
+// locate finds a room code that is not on this node, before the lock. A
+// malformed code or a code of this node needs no lookup (zero Location).
+func (h *Hub) locate(code string) (Location, error) {
+	c := h.cfg.Cluster
+	code, ok := protocol.NormalizeRoomCode(code)
+	if c == nil || !ok || h.HasRoom(code) {
+		return Location{}, nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), clusterCallTimeout)
+	defer cancel()
+	loc, err := c.Locate(ctx, code)
+	if err != nil {
+		h.log.Warn("room lookup failed", "room", code, "err", err)
+		return Location{}, errUnavailable
+	}
+	return loc, nil
+}
+
+// HasRoom reports whether a room with this code is on this node.
+func (h *Hub) HasRoom(code string) bool {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	_, ok := h.rooms[code]
+	return ok
+}
+
+// spendJoinFailureLocked spends a failed join of remote here and on every
+// other node: a guesser gets one budget, however many nodes it asks.
+func (h *Hub) spendJoinFailureLocked(remote netip.Addr) {
+	h.joinFailures.spend(remote, h.cfg.Now())
+	if h.cfg.Cluster != nil {
+		h.cfg.Cluster.JoinFailed(remote)
+	}
+}
+
+// SpendJoinFailure spends a failed join another node saw (cluster.Local).
+func (h *Hub) SpendJoinFailure(addr netip.Addr) {
+	h.joinFailures.spend(addr, h.cfg.Now())
+}
+
+// RoomListing is a local room as the directory holds it (cluster.Local).
+func (h *Hub) RoomListing(code string) (sum protocol.RoomSummary, public, ok bool) {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	r, ok := h.rooms[code]
+	if !ok {
+		return protocol.RoomSummary{}, false, false
+	}
+	return h.summaryLocked(r), r.public, true
+}
+
+// LocalRooms lists this node's room codes (cluster.Local).
+func (h *Hub) LocalRooms() []string {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	out := make([]string, 0, len(h.rooms))
+	for code := range h.rooms {
+		out = append(out, code)
+	}
+	return out
+}
+
+// RemoteRoomSet lists another node's public room here (cluster.Local).
+func (h *Hub) RemoteRoomSet(sum protocol.RoomSummary) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, local := h.rooms[sum.Code]; local {
+		return
+	}
+	r := h.remote[sum.Code]
+	if r == nil {
+		h.dir.nextSeq++
+		r = &room{code: sum.Code, seq: h.dir.nextSeq, created: h.cfg.Now(), public: true}
+		h.remote[sum.Code] = r
+	}
+	r.listing = &sum
+	h.roomChangedLocked(r)
+}
+
+// RemoteRoomGone takes another node's room off the list (cluster.Local).
+func (h *Hub) RemoteRoomGone(code string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	r := h.remote[code]
+	if r == nil {
+		return
+	}
+	delete(h.remote, code)
+	h.roomChangedLocked(r)
+}
+
+// listedLocked is the room with this code that the room list may show:
+// this node's or another's.
+func (h *Hub) listedLocked(code string) (*room, bool) {
+	if r, ok := h.rooms[code]; ok {
+		return r, true
+	}
+	r, ok := h.remote[code]
+	return r, ok
+}
+
+// summaryLocked is r as the room list shows it, with its node's region.
+func (h *Hub) summaryLocked(r *room) protocol.RoomSummary {
+	if r.listing != nil {
+		return *r.listing
+	}
+	sum := r.summary()
+	if h.cfg.Cluster != nil {
+		_, sum.Region = h.cfg.Cluster.Self()
+	}
+	return sum
+}
+
+// allowedOrigins are the configured origins and, in a cluster, every node's.
+func (h *Hub) allowedOrigins() []string {
+	if h.cfg.Cluster == nil {
+		return h.cfg.OriginPatterns
+	}
+	return append(append([]string(nil), h.cfg.OriginPatterns...), h.cfg.Cluster.Origins()...)
+}
+
+// resumeToken draws a resume token. In a cluster it names this node, so a
+// resume sent to another node can be sent on (or told room_lost).
+func (h *Hub) resumeToken() string {
+	if h.cfg.Cluster == nil {
+		return newResumeToken()
+	}
+	node, _ := h.cfg.Cluster.Self()
+	return "rs_" + node + "_" + strings.TrimPrefix(newResumeToken(), "rs_")
+}
+
+// resumeElsewhere is the answer to a resume token this node does not hold:
+// the token's node, if another, live or lost; nil to refuse as usual.
+func (h *Hub) resumeElsewhere(token string) error {
+	c := h.cfg.Cluster
+	if c == nil {
+		return nil
+	}
+	rest, ok := strings.CutPrefix(token, "rs_")
+	node, _, ok2 := strings.Cut(rest, "_")
+	if self, _ := c.Self(); !ok || !ok2 || node == self {
+		return nil
+	}
+	loc := c.LocateNode(node)
+	if loc.Lost {
+		return fail(protocol.CodeRoomLost, "the server holding your seat stopped; your room was lost with it")
+	}
+	if loc.URL != "" {
+		return &replyError{code: protocol.CodeRoomElsewhere, msg: "your seat is held on another server; resume there",
+			url: loc.URL, region: loc.Region}
+	}
+	return nil
+}
+
+// isElsewhere reports an error that sends the client to another node.
+func isElsewhere(err error) bool {
+	var re *replyError
+	return errors.As(err, &re) && re.code == protocol.CodeRoomElsewhere
+}
+
+// regionElsewhere sends a create asking for another region to a node
+// there; nil when this node is in it, region is empty, or no live node is
+// in it (the room is made here rather than refused).
+func (h *Hub) regionElsewhere(region string) error {
+	c := h.cfg.Cluster
+	if c == nil || region == "" {
+		return nil
+	}
+	loc, ok := c.RegionNode(region)
+	if !ok || loc.URL == "" {
+		return nil
+	}
+	return &replyError{code: protocol.CodeRoomElsewhere, msg: "region " + region + " is served by another server; create the room there",
+		url: loc.URL, region: loc.Region}
+}
+
+// self is this node's id and region; empty on a single node.
+func (h *Hub) self() (node, region string) {
+	if h.cfg.Cluster == nil {
+		return "", ""
+	}
+	return h.cfg.Cluster.Self()
+}
