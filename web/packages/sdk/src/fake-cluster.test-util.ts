@@ -19,16 +19,27 @@ export interface FakeNode {
  */
 export class FakeCluster {
   private readonly nodes = new Map<string, FakeNode>();
+  private readonly down = new Set<string>();
   /** Every URL the client dialled, in order. */
   readonly dials: string[] = [];
 
   readonly factory: TransportFactory = (url, handlers) => {
     this.dials.push(url);
-    const node = this.nodes.get(url);
+    const node = this.down.has(url) ? undefined : this.nodes.get(url);
     if (node) return node.server.factory(url, handlers);
     queueMicrotask(() => handlers.close(1006, ''));
     return { send: () => undefined, close: () => undefined };
   };
+
+  /** Stops a node: its connection drops and nobody reaches it until start. */
+  stop(node: FakeNode): void {
+    this.down.add(node.url);
+    node.server.drop(1006);
+  }
+
+  start(node: FakeNode): void {
+    this.down.delete(node.url);
+  }
 
   node(id: string, region: string, answer: FakeNode['answer'] = () => undefined): FakeNode {
     const url = `ws://${id}.test/ws`;

@@ -162,8 +162,12 @@ export interface LobbyEvents {
    * listed on every node, so RoomDirectory watches again by itself.
    */
   moved: [move: NodeMove];
-  /** The session is over: closed by us, by the server, or a drop we could not resume. */
-  close: [info: { code: number; reason: string }];
+  /**
+   * The session is over: closed by us, by the server, or a drop we could not
+   * resume. `error` is the server's refusal when it said why: code
+   * 'room_lost' when the node holding our seat (and room) stopped.
+   */
+  close: [info: { code: number; reason: string; error: LobbyError | null }];
 }
 
 interface Pending {
@@ -189,6 +193,9 @@ export class LobbyClient {
   private moving: Promise<void> | null = null;
   private idleWaiters: (() => void)[] = [];
   private currentUrl: string;
+  // The URL the client was made with: after a move, it says whether the
+  // node we moved to is gone when that one stops answering.
+  private readonly homeUrl: string;
   private nodeId = '';
   private nodeRegion = '';
   private lastId = 0;
@@ -217,6 +224,7 @@ export class LobbyClient {
     private readonly options: LobbyClientOptions,
   ) {
     this.currentUrl = url;
+    this.homeUrl = url;
     this.currentName = name;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -633,9 +641,8 @@ export class LobbyClient {
   }
 
   private async tryResume(code: number, reason: string): Promise<void> {
-    try {
-      await this.dial();
-    } catch {
+    const url = await this.dialForResume();
+    if (url === null) {
       this.scheduleResume(code, reason);
       return;
     }
@@ -648,14 +655,22 @@ export class LobbyClient {
         'welcome',
         { duringResume: true },
       );
+      this.currentUrl = url;
     } catch (err) {
       // A later attempt may own the connection by now; leave it alone.
       if (this.transport !== attempt || attempt === null) return;
-      if (err instanceof LobbyError && err.code === 'resume_failed') {
+      if (err instanceof RoomElsewhereError) {
+        // The first node says our seat's node is alive, only slow: keep trying that one.
+        this.transport = null;
+        this.open = false;
+        attempt.close(1000, 'seat held elsewhere');
+        this.scheduleResume(code, reason);
+      } else if (err instanceof LobbyError && (err.code === ErrorCode.ResumeFailed || err.code === ErrorCode.RoomLost)) {
         this.transport = null;
         this.open = false;
         attempt.close(1000, 'resume failed');
-        this.finish(code, 'the server no longer holds our seat');
+        const lost = err.code === ErrorCode.RoomLost;
+        this.finish(code, lost ? err.message : 'the server no longer holds our seat', lost ? err : null);
       } else {
         // No answer: drop this connection; onDrop schedules the next try.
         attempt.close(4000, 'resume hello failed');
@@ -817,17 +832,40 @@ export class LobbyClient {
     }
   }
 
-  /** Ends the session once: pending requests fail, and 'close' fires if we were ever connected. */
-  private finish(code: number, reason: string): void {
+  /**
+   * Dials for a resume: the node we are on or, if it does not answer and we
+   * moved there, the node we started on, which knows whether the other is
+   * gone (room_lost) or only slow (room_elsewhere). The URL dialled, or null.
+   */
+  private async dialForResume(): Promise<string | null> {
+    try {
+      await this.dial(this.currentUrl);
+      return this.currentUrl;
+    } catch {
+      if (this.homeUrl === this.currentUrl || this.finished) return null;
+    }
+    try {
+      await this.dial(this.homeUrl);
+      return this.homeUrl;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Ends the session once: pending requests fail (with `error`, or 'closed'),
+   * and 'close' fires if we were ever connected.
+   */
+  private finish(code: number, reason: string, error: LobbyError | null = null): void {
     if (this.finished) return;
     this.finished = true;
     if (this.resuming?.timer) clearTimeout(this.resuming.timer);
     this.resuming = null;
-    const err = new LobbyError(ClientErrorCode.Closed, `connection closed${reason ? `: ${reason}` : ` (${code})`}`);
+    const err = error ?? new LobbyError(ClientErrorCode.Closed, `connection closed${reason ? `: ${reason}` : ` (${code})`}`);
     const pending = [...this.pending.values()];
     this.pending.clear();
     for (const p of pending) p.fail(err);
     this.wakeIfIdle();
-    if (this.everOpen) this.events.emit('close', { code, reason });
+    if (this.everOpen) this.events.emit('close', { code, reason, error });
   }
 }

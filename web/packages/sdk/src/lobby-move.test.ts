@@ -3,6 +3,7 @@ import type { Frame, MessageMap } from '@hostrelay/protocol';
 import { FakeCluster, type FakeNode } from './fake-cluster.test-util.js';
 import { LobbyClient, type NodeMove } from './lobby-client.js';
 import { RoomDirectory } from './room-directory.js';
+import { RoomSession } from './room-session.js';
 import { MAX_NODE_HOPS } from './node-route.js';
 import type { ReconnectPolicy } from './reconnect.js';
 
@@ -177,6 +178,57 @@ describe('LobbyClient follows room_elsewhere', () => {
     expect(requestsOf(b).map((f) => f.t)).toEqual(['spectate', 'watchRooms']);
     expect(changes).toEqual([['ABC2345']]);
     expect(dir.rooms[0]?.region).toBe('eu');
+  });
+});
+
+describe('resuming after a move', () => {
+  it('asks the first node when the one it moved to is gone, and hears room_lost', async () => {
+    const { cluster, a, b } = twoNodes();
+    const client = await connect(cluster, a.url, { resume: true });
+    const session = await RoomSession.create(client, { name: 'Lunch', maxPlayers: 4, public: true, region: 'eu' });
+    const ended: string[] = [];
+    session.on('closed', (reason) => ended.push(reason));
+    const closes: unknown[] = [];
+    client.on('close', (info) => closes.push(info));
+    const resumeHellos: Frame[] = [];
+    a.server.onFrame = ((inner) => (f: Frame) => {
+      if (f.t !== 'hello' || f.b?.resume === '') return inner(f);
+      resumeHellos.push(f);
+      a.server.send('error', f.id, { code: 'room_lost', msg: 'the server holding your seat stopped' });
+    })(a.server.onFrame);
+
+    cluster.stop(b);
+    await tick();
+
+    expect(cluster.dials.slice(-2)).toEqual([b.url, a.url]);
+    expect(resumeHellos.map((h) => h.b)).toEqual([expect.objectContaining({ resume: 'b-r1' })]);
+    expect(closes).toEqual([{ code: 1006, reason: 'the server holding your seat stopped', error: expect.objectContaining({ code: 'room_lost' }) }]);
+    expect(ended).toEqual(['room_lost']);
+  });
+
+  it('keeps trying the node it moved to while the first node says it is alive', async () => {
+    const { cluster, a, b } = twoNodes();
+    const client = await connect(cluster, a.url, { resume: true });
+    await client.joinRoom('ABC2345');
+    let asked = 0;
+    a.server.onFrame = ((inner) => (f: Frame) => {
+      if (f.t !== 'hello' || f.b?.resume === '') return inner(f);
+      // The seat's node is only slow: it comes back after the first node was asked.
+      asked++;
+      cluster.start(b);
+      a.server.send('error', f.id, { code: 'room_elsewhere', msg: 'resume there', url: b.url, region: 'eu' });
+    })(a.server.onFrame);
+    const resumed: string[] = [];
+    client.on('resumed', () => resumed.push(client.url));
+
+    cluster.stop(b);
+    await tick();
+    await tick();
+
+    expect(asked).toBe(1);
+    expect(resumed).toEqual([b.url]);
+    expect(b.hellos.at(-1)?.b).toMatchObject({ resume: 'b-r1' });
+    expect(client.connected).toBe(true);
   });
 });
 

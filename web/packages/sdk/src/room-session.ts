@@ -1,5 +1,6 @@
 import {
   ErrorCode,
+  Reason,
   SPECTATOR_FRAMES_PER_SECOND,
   type CloseReason,
   type ChatMessage,
@@ -212,7 +213,7 @@ export class RoomSession {
       lobby.on('chatMessage', (m) => this.onChat(m)),
       lobby.on('hostChanged', (e) => this.onHostChanged(e)),
       lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
-      lobby.on('close', () => this.close('disconnected')),
+      lobby.on('close', ({ error }) => this.close(error?.code === ErrorCode.RoomLost ? Reason.RoomLost : Reason.Disconnect)),
       lobby.on('error', (err) => this.events.emit('error', err)),
     );
     if ((options.closeOnPageHide ?? true) && typeof globalThis.addEventListener === 'function') {

@@ -1,4 +1,4 @@
-import type { CloseReason, RoomSummary, SpectatorFrame } from '@hostrelay/protocol';
+import { ErrorCode, Reason, type CloseReason, type RoomSummary, type SpectatorFrame } from '@hostrelay/protocol';
 import { Emitter, type Unsubscribe } from './emitter.js';
 import type { LobbyClient } from './lobby-client.js';
 
@@ -64,7 +64,7 @@ export class SpectatorSession {
       lobby.on('spectatorFrame', (f) => this.onFrame(f)),
       lobby.on('spectateEnded', (e) => this.end(e.reason || 'host_left')),
       lobby.on('roomJoined', () => this.end('joined')),
-      lobby.on('close', () => this.end('disconnected')),
+      lobby.on('close', ({ error }) => this.end(error?.code === ErrorCode.RoomLost ? Reason.RoomLost : Reason.Disconnect)),
     ];
   }
 
