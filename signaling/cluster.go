@@ -289,3 +289,17 @@ func (h *Hub) self() (node, region string) {
 	}
 	return h.cfg.Cluster.Self()
 }
+
+// CodeLookupAllowed reports whether remote may look a code up (its
+// failed-join budget has a token): for lookups outside the lobby, such as
+// a share link sent on to another node.
+func (h *Hub) CodeLookupAllowed(remote netip.Addr) bool {
+	return h.joinFailures.allowed(remote, h.cfg.Now())
+}
+
+// CodeLookupFailed spends a failed lookup of remote, here and cluster-wide.
+func (h *Hub) CodeLookupFailed(remote netip.Addr) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.spendJoinFailureLocked(remote)
+}
