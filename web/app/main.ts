@@ -185,8 +185,8 @@ async function nearestRegion(): Promise<RegionPick | null> {
   const pick = await regions.nearest();
   if (pick && store.state.regionPick !== pick) {
     store.update({ regionPick: pick });
-    const ms = pick.rtts[pick.region];
-    ui.createRegion.textContent = `Hosted in ${pick.region}, the nearest region${ms === undefined ? '' : ` (${Math.round(ms)} ms)`}.`;
+    // No figure: a probe's time includes the browser's own gathering, so it only ranks the regions.
+    ui.createRegion.textContent = `Hosted in ${pick.region}, the nearest region.`;
     ui.createRegion.hidden = false;
   }
   return pick;
