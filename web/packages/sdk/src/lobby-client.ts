@@ -595,7 +595,7 @@ export class LobbyClient {
           close: (code, reason) => {
             fail(reason || `connection closed (${code})`);
             if (!opened) return;
-            if (this.transport === transport) this.onDrop(code, reason);
+            if (this.transport === transport && transport !== null) this.onDrop(transport, code, reason);
             else if (this.candidate === transport && transport !== null) {
               this.candidate = null;
               this.failPending(transport, new LobbyError(ClientErrorCode.Unreachable, `${url} closed the connection (${code})`));
@@ -609,11 +609,16 @@ export class LobbyClient {
   }
 
   /** The open transport closed under us: resume if we can, else the session is over. */
-  private onDrop(code: number, reason: string): void {
+  private onDrop(dropped: Transport, code: number, reason: string): void {
     this.transport = null;
     this.open = false;
-    // Mid-move the new node's connection replaces this one; if that fails, the move ends the session.
-    if (this.finished || this.moving !== null) return;
+    if (this.finished) return;
+    if (this.moving !== null) {
+      // The move's new connection replaces this one (if that fails, the move
+      // ends the session); replies owed on this one will not come.
+      this.failPending(dropped, new LobbyError(ClientErrorCode.Closed, `connection closed while moving to another node (${code})`));
+      return;
+    }
     const canResume = this.options.resume === true && this.resumeToken !== '' && this.graceMs > 0;
     if (!canResume) {
       this.finish(code, reason);

@@ -162,6 +162,24 @@ describe('LobbyClient follows room_elsewhere', () => {
     expect(requestsOf(b).map((f) => f.t)).toEqual(['joinRoom', 'chat']);
   });
 
+  it('moves on when the old node drops while a reply is still owed', async () => {
+    const { cluster, a, b } = twoNodes();
+    a.answer = (f, n) => {
+      if (f.t !== 'setReady') sendsTo(() => b)(f, n); // setReady is never answered
+    };
+    const client = await connect(cluster, a.url, { resume: true });
+    const ready = client.setReady(true);
+    const join = client.joinRoom('ABC2345');
+    await tick();
+    expect(cluster.dials).toEqual([a.url]); // the move waits for setReady's reply
+    a.server.drop(1006);
+    await expect(ready).rejects.toMatchObject({ code: 'closed' });
+    await expect(join).resolves.toMatchObject({ you: 'p2' });
+    // No resume on the old node: the move took over.
+    expect(a.hellos).toHaveLength(1);
+    expect([client.url, client.connected]).toEqual([b.url, true]);
+  });
+
   it('keeps a RoomDirectory watching across a move', async () => {
     const { cluster, a, b } = twoNodes();
     const other = { ...summary, code: 'XYZ2345', region: 'us' };
