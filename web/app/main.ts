@@ -66,8 +66,12 @@ link.on('status', (connection, retryInMs) => store.update({ connection, retryInM
 link.on('connected', (client) => {
   const showNode = (): void => store.update({ node: { id: client.node, region: client.region } });
   showNode();
-  // A room on another node of the cluster: the SDK moved the session there.
-  client.on('moved', showNode);
+  // A room on another node of the cluster: the SDK moved the session there,
+  // a new session that left any party behind.
+  client.on('moved', () => {
+    showNode();
+    party.onMoved();
+  });
   if (store.state.phase === 'lobby') void watchRooms(client);
   // A new session (the old one could not be resumed) watches again.
   const watching = watcher.watching ?? (store.state.phase === 'watch' ? watchCode : null);
@@ -199,7 +203,8 @@ async function createRoom(): Promise<void> {
   if (name === null || settings === null) return;
   await busy(ui.createButton, ui.createError, async (client) => {
     await commitName(ui.name, ui.nameError);
-    const pick = await nearestRegion();
+    // A party lives on this node's session: its leader hosts here rather than leave it behind.
+    const pick = party.active ? null : await nearestRegion();
     stopWatching();
     // The SDK follows the node of that region if it is not this one.
     await rooms.create(client, pick ? { ...settings, region: pick.region } : settings);
