@@ -98,8 +98,8 @@ func (c *Cluster) nodeEntry(e jetstream.KeyValueEntry) {
 		c.nodeGone(id, "left")
 		return
 	}
-	var n Node
-	if err := json.Unmarshal(e.Value(), &n); err != nil || n.ID != id {
+	n, err := parseNode(id, e.Value())
+	if err != nil {
 		c.log.Warn("ignoring a malformed node entry", "key", id, "err", err)
 		return
 	}

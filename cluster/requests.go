@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/netip"
-	"strings"
 
 	"github.com/nats-io/nats.go"
 
@@ -33,15 +32,14 @@ func (c *Cluster) subscribe() error {
 		return fmt.Errorf("cluster: subscribe: %w", err)
 	}
 	fails, err := c.nc.Subscribe(c.joinFailSubject(), func(m *nats.Msg) {
-		from, addr, ok := strings.Cut(string(m.Data), " ")
-		if !ok || from == c.cfg.Self.ID {
-			return
-		}
-		a, err := netip.ParseAddr(addr)
+		from, a, err := parseJoinFail(m.Data)
 		if err != nil {
+			c.log.Debug("ignoring a malformed failed-join event", "err", err)
 			return
 		}
-		c.local.SpendJoinFailure(a)
+		if from != c.cfg.Self.ID {
+			c.local.SpendJoinFailure(a)
+		}
 	})
 	if err != nil {
 		_ = room.Unsubscribe()

@@ -188,8 +188,8 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 		}
 		return
 	}
-	var en entry
-	if err := json.Unmarshal(e.Value(), &en); err != nil || ValidateNodeID(en.Node) != nil {
+	en, err := parseEntry(code, e.Value())
+	if err != nil {
 		c.log.Warn("ignoring a malformed room entry", "room", code, "err", err)
 		return
 	}
@@ -212,7 +212,7 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 	c.where[code] = en.Node
 	delete(c.lostRooms, code)
 	c.mu.Unlock()
-	if en.Public && en.Listing != nil && en.Listing.Code == code {
+	if en.Listing != nil {
 		c.local.RemoteRoomSet(*en.Listing)
 	} else {
 		c.local.RemoteRoomGone(code) // made private: off the list
@@ -254,9 +254,9 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 		case err != nil:
 			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: %w", code, err)
 		}
-		var en entry
-		if err := json.Unmarshal(e.Value(), &en); err != nil {
-			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: malformed entry: %w", code, err)
+		en, err := parseEntry(code, e.Value())
+		if err != nil {
+			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: %w", code, err)
 		}
 		id = en.Node
 	}

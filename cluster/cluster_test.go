@@ -1,0 +1,443 @@
+package cluster
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hostrelay/hostrelay/cluster/natsd"
+	"github.com/hostrelay/hostrelay/internal/testwait"
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// lobby is a node's lobby as these tests need it: rooms it holds and what
+// the cluster told it. The real one (signaling.Hub) is exercised with the
+// cluster in server's TestClusterOfThree; here the subject is what crosses
+// NATS, so the lobby side is a plain record.
+type lobby struct {
+	mu     sync.Mutex
+	rooms  map[string]protocol.RoomSummary // local rooms; Players < 0: private
+	remote map[string]protocol.RoomSummary
+	gone   []string
+	spent  []netip.Addr
+}
+
+func newLobby() *lobby {
+	return &lobby{rooms: map[string]protocol.RoomSummary{}, remote: map[string]protocol.RoomSummary{}}
+}
+
+func (l *lobby) RoomListing(code string) (protocol.RoomSummary, bool, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.rooms[code]
+	return s, ok && s.Players >= 0, ok
+}
+
+func (l *lobby) LocalRooms() []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	out := []string{}
+	for c := range l.rooms {
+		out = append(out, c)
+	}
+	return out
+}
+
+func (l *lobby) RemoteRoomSet(s protocol.RoomSummary) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.remote[s.Code] = s
+}
+
+func (l *lobby) RemoteRoomGone(code string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.remote, code)
+	l.gone = append(l.gone, code)
+}
+
+func (l *lobby) SpendJoinFailure(a netip.Addr) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.spent = append(l.spent, a)
+}
+
+func (l *lobby) listed(code string) (protocol.RoomSummary, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s, ok := l.remote[code]
+	return s, ok
+}
+
+func (l *lobby) add(code string, s protocol.RoomSummary) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	s.Code = code
+	l.rooms[code] = s
+}
+
+func (l *lobby) remove(code string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.rooms, code)
+}
+
+func startNATS(t *testing.T) string {
+	t.Helper()
+	ns, err := natsd.Start(t.Context(), natsd.Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(ns.Close)
+	return ns.URL()
+}
+
+// fast are timings short enough for tests and in the same proportion as
+// the defaults.
+func fast(natsURL, id, region string) Config {
+	c := DefaultConfig()
+	c.NATS = natsURL
+	c.Self = Node{ID: id, Region: region, URL: "http://" + id + ".test:8080", WS: "ws://" + id + ".test:8080/ws",
+		STUN: []string{"stun:" + id + ".test:3478"}}
+	c.Heartbeat, c.DeadAfter, c.FlushInterval = 50*time.Millisecond, 150*time.Millisecond, 10*time.Millisecond
+	c.Logger = slog.New(slog.DiscardHandler)
+	return c
+}
+
+func join(t *testing.T, cfg Config) (*Cluster, *lobby) {
+	t.Helper()
+	c, err := New(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newLobby()
+	if err := c.Start(t.Context(), l); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Close(context.Background()) })
+	return c, l
+}
+
+func publicRoom(name string) protocol.RoomSummary {
+	return protocol.RoomSummary{Name: name, Host: "Ada", Players: 1, MaxPlayers: 4}
+}
+
+func TestClaimRoomOnce(t *testing.T) {
+	url := startNATS(t)
+	a, _ := join(t, fast(url, "a", "eu"))
+	b, _ := join(t, fast(url, "b", "us"))
+	if err := a.ClaimRoom(t.Context(), "ABC2345"); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.ClaimRoom(t.Context(), "ABC2345"); !errors.Is(err, ErrCodeTaken) {
+		t.Fatalf("second claim: %v, want ErrCodeTaken", err)
+	}
+	if err := a.ClaimRoom(t.Context(), "ABC2345"); !errors.Is(err, ErrCodeTaken) {
+		t.Fatalf("a claim of its own code again: %v, want ErrCodeTaken", err)
+	}
+}
+
+func TestNodeIDInUse(t *testing.T) {
+	url := startNATS(t)
+	join(t, fast(url, "a", "eu"))
+	c, err := New(fast(url, "a", "us"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(t.Context(), newLobby()); !errors.Is(err, ErrNodeIDInUse) {
+		t.Fatalf("second node a: %v, want ErrNodeIDInUse", err)
+	}
+}
+
+// TestDeadNodeRoomsLeave: a node that stops without a word is called dead
+// after DeadAfter; its rooms leave the lists, are remembered as lost, and
+// the first live node deletes them from the bucket.
+func TestDeadNodeRoomsLeave(t *testing.T) {
+	url := startNATS(t)
+	a, la := join(t, fast(url, "a", "eu"))
+	b, lb := join(t, fast(url, "b", "us"))
+	lb.add("PBC2345", publicRoom("lobby"))
+	lb.add("PRV2345", protocol.RoomSummary{Players: -1})
+	for _, code := range []string{"PBC2345", "PRV2345"} {
+		if err := b.ClaimRoom(t.Context(), code); err != nil {
+			t.Fatal(err)
+		}
+		b.RoomChanged(code)
+	}
+	testwait.For(t, "b's public room on a's list", func() bool { _, ok := la.listed("PBC2345"); return ok })
+	if s, _ := la.listed("PBC2345"); s.Region != "us" || s.Name != "lobby" {
+		t.Fatalf("listed %+v", s)
+	}
+	if _, ok := la.listed("PRV2345"); ok {
+		t.Fatal("a private room was listed")
+	}
+	for _, code := range []string{"PBC2345", "PRV2345"} {
+		w, n, err := a.Locate(t.Context(), code)
+		if err != nil || w != Elsewhere || n.WS != "ws://b.test:8080/ws" || n.Region != "us" {
+			t.Fatalf("locate %s: %v %+v %v", code, w, n, err)
+		}
+	}
+
+	b.Kill()
+	killed := time.Now()
+	testwait.For(t, "b's room off a's list", func() bool { _, ok := la.listed("PBC2345"); return !ok })
+	if d := time.Since(killed); d > a.cfg.DeadAfter+a.cfg.Heartbeat {
+		t.Errorf("b's room left after %s, want within DeadAfter %s plus a sweep", d, a.cfg.DeadAfter)
+	}
+	for _, code := range []string{"PBC2345", "PRV2345"} {
+		if w, _, err := a.Locate(t.Context(), code); w != Lost || err != nil {
+			t.Fatalf("locate %s after b died: %v %v, want Lost", code, w, err)
+		}
+	}
+	if w, _ := a.NodeState("b"); w != Lost {
+		t.Fatalf("node b: %v, want Lost", w)
+	}
+	testwait.For(t, "b's rooms deleted from the bucket", func() bool {
+		_, err1 := a.rooms.Get(t.Context(), "PBC2345")
+		_, err2 := a.rooms.Get(t.Context(), "PRV2345")
+		return errors.Is(err1, jetstream.ErrKeyNotFound) && errors.Is(err2, jetstream.ErrKeyNotFound)
+	})
+	if nodes := a.Nodes(); len(nodes) != 1 || nodes[0].ID != "a" {
+		t.Fatalf("nodes %+v", nodes)
+	}
+}
+
+// TestLeaveIsImmediate: a node that closes deletes its rooms and presence,
+// so the others drop them at once, and nothing is "lost".
+func TestLeaveIsImmediate(t *testing.T) {
+	url := startNATS(t)
+	cfgA := fast(url, "a", "eu")
+	cfgA.DeadAfter = time.Hour // only a goodbye can take b off the list here
+	a, la := join(t, cfgA)
+	b, lb := join(t, fast(url, "b", "us"))
+	lb.add("PBC2345", publicRoom("lobby"))
+	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
+		t.Fatal(err)
+	}
+	b.RoomChanged("PBC2345")
+	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
+	if err := b.Close(t.Context()); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "off the list", func() bool { _, ok := la.listed("PBC2345"); return !ok })
+	testwait.For(t, "b gone", func() bool { return len(a.Nodes()) == 1 })
+	if w, _, _ := a.Locate(t.Context(), "PBC2345"); w != Nowhere {
+		t.Fatalf("locate after b left: %v, want Nowhere", w)
+	}
+}
+
+// TestRoomClosedLeavesTheList: a room gone from the lobby is deleted.
+func TestRoomClosedLeavesTheList(t *testing.T) {
+	url := startNATS(t)
+	_, la := join(t, fast(url, "a", "eu"))
+	b, lb := join(t, fast(url, "b", "us"))
+	lb.add("PBC2345", publicRoom("lobby"))
+	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
+		t.Fatal(err)
+	}
+	b.RoomChanged("PBC2345")
+	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
+	lb.add("PBC2345", protocol.RoomSummary{Name: "lobby", Host: "Ada", Players: 3, MaxPlayers: 4})
+	b.RoomChanged("PBC2345")
+	testwait.For(t, "three players", func() bool { s, _ := la.listed("PBC2345"); return s.Players == 3 })
+	lb.remove("PBC2345")
+	b.RoomChanged("PBC2345")
+	testwait.For(t, "off the list", func() bool { _, ok := la.listed("PBC2345"); return !ok })
+	if _, err := b.rooms.Get(t.Context(), "PBC2345"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+		t.Fatalf("entry after close: %v", err)
+	}
+	// A claimed code no room took is given back.
+	if err := b.ClaimRoom(t.Context(), "NNN2345"); err != nil {
+		t.Fatal(err)
+	}
+	b.ReleaseRoom("NNN2345")
+	testwait.For(t, "released", func() bool {
+		_, err := b.rooms.Get(t.Context(), "NNN2345")
+		return errors.Is(err, jetstream.ErrKeyNotFound)
+	})
+}
+
+// TestRoomWrittenBack: a node whose live room was deleted by another (which
+// took it for dead) writes it back.
+func TestRoomWrittenBack(t *testing.T) {
+	url := startNATS(t)
+	a, la := join(t, fast(url, "a", "eu"))
+	b, lb := join(t, fast(url, "b", "us"))
+	lb.add("PBC2345", publicRoom("lobby"))
+	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
+		t.Fatal(err)
+	}
+	b.RoomChanged("PBC2345")
+	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
+	if err := a.rooms.Delete(t.Context(), "PBC2345"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "written back", func() bool {
+		e, err := a.rooms.Get(t.Context(), "PBC2345")
+		return err == nil && strings.Contains(string(e.Value()), `"node":"b"`)
+	})
+	testwait.For(t, "listed again", func() bool { _, ok := la.listed("PBC2345"); return ok })
+}
+
+// TestLocateAsksTheOwner: an entry whose room the owner no longer has (it
+// closed a moment ago) sends nobody there.
+func TestLocateAsksTheOwner(t *testing.T) {
+	url := startNATS(t)
+	a, _ := join(t, fast(url, "a", "eu"))
+	b, lb := join(t, fast(url, "b", "us"))
+	if err := b.ClaimRoom(t.Context(), "GNE2345"); err != nil { // claimed, no room
+		t.Fatal(err)
+	}
+	if w, _, err := a.Locate(t.Context(), "GNE2345"); w != Nowhere || err != nil {
+		t.Fatalf("locate: %v %v, want Nowhere", w, err)
+	}
+	lb.add("GNE2345", protocol.RoomSummary{Players: -1})
+	if w, _, err := a.Locate(t.Context(), "GNE2345"); w != Elsewhere || err != nil {
+		t.Fatalf("locate: %v %v, want Elsewhere", w, err)
+	}
+	if w, _, err := a.Locate(t.Context(), "NTT2345"); w != Nowhere || err != nil {
+		t.Fatalf("locate unknown: %v %v", w, err)
+	}
+}
+
+func TestJoinFailuresShared(t *testing.T) {
+	url := startNATS(t)
+	a, la := join(t, fast(url, "a", "eu"))
+	_, lb := join(t, fast(url, "b", "us"))
+	ip := netip.MustParseAddr("203.0.113.7")
+	a.JoinFailed(ip)
+	testwait.For(t, "b spent it", func() bool {
+		lb.mu.Lock()
+		defer lb.mu.Unlock()
+		return len(lb.spent) == 1 && lb.spent[0] == ip
+	})
+	la.mu.Lock()
+	defer la.mu.Unlock()
+	if len(la.spent) != 0 {
+		t.Fatalf("a spent its own failure twice: %v", la.spent)
+	}
+}
+
+func TestRegionNode(t *testing.T) {
+	url := startNATS(t)
+	a, _ := join(t, fast(url, "a", "eu"))
+	b, lb := join(t, fast(url, "b", "us"))
+	_, _ = join(t, fast(url, "c", "us"))
+	testwait.For(t, "three nodes", func() bool { return len(a.Nodes()) == 3 })
+	if ws, self, ok := a.RegionNode("eu"); !ok || !self || ws != a.cfg.Self.WS {
+		t.Fatalf("eu from a: %q %v %v", ws, self, ok)
+	}
+	if _, _, ok := a.RegionNode("ap"); ok {
+		t.Fatal("a region with no node was found")
+	}
+	// b holds a room, so c (fewer rooms) is where a new us room goes.
+	lb.add("BRM2345", protocol.RoomSummary{Players: -1})
+	if err := b.ClaimRoom(t.Context(), "BRM2345"); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "a knows b's room", func() bool { w, _, _ := a.Locate(t.Context(), "BRM2345"); return w == Elsewhere })
+	if ws, self, ok := a.RegionNode("us"); !ok || self || ws != "ws://c.test:8080/ws" {
+		t.Fatalf("us from a: %q %v %v, want c", ws, self, ok)
+	}
+	if origins := a.Origins(); strings.Join(origins, ",") != "a.test:8080,b.test:8080,c.test:8080" {
+		t.Fatalf("origins %v", origins)
+	}
+}
+
+// TestMalformedEntriesIgnored: bytes in the buckets that no node wrote
+// (a bug, an old version, anyone else NATS lets in) are skipped, and a
+// node id's key cannot be claimed by another id's value.
+func TestMalformedEntriesIgnored(t *testing.T) {
+	url := startNATS(t)
+	a, la := join(t, fast(url, "a", "eu"))
+	nc, err := nats.Connect(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, _ := jetstream.New(nc)
+	rooms, err := js.KeyValue(t.Context(), "hostrelay_rooms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, err := js.KeyValue(t.Context(), "hostrelay_nodes")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := map[string]string{
+		"MAK2345": "\xdd\xff\xff\xff\xff",
+		"MAM2345": `{"node":"Z!"}`,
+		"MAN2345": `{"node":"x","public":true,"listing":{"code":"OTH2345","name":"n","maxPlayers":4}}`,
+		"MAP2345": `{"node":"x","public":true,"listing":{"code":"MAP2345","name":"","maxPlayers":4}}`,
+		"MAQ2345": `{"node":"x","public":true,"listing":{"code":"MAQ2345","name":"n","players":9,"maxPlayers":4}}`,
+		"lower":   `{"node":"x"}`,
+	}
+	for k, v := range bad {
+		if _, err := rooms.Put(t.Context(), k, []byte(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := nodes.Put(t.Context(), "y", []byte(`{"id":"z","url":"http://z","ws":"ws://z/ws"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := nodes.Put(t.Context(), "w", []byte(`{"id":"w","url":"javascript:alert(1)","ws":"ws://w/ws"}`)); err != nil {
+		t.Fatal(err)
+	}
+	// A good entry after the bad ones shows they were read and passed over.
+	if _, err := rooms.Put(t.Context(), "GDD2345", []byte(`{"node":"x","public":true,"listing":{"code":"GDD2345","name":"good","maxPlayers":4,"players":1}}`)); err != nil {
+		t.Fatal(err)
+	}
+	testwait.For(t, "the good entry", func() bool { _, ok := la.listed("GDD2345"); return ok })
+	la.mu.Lock()
+	n := len(la.remote)
+	la.mu.Unlock()
+	if n != 1 {
+		t.Fatalf("%d rooms listed, want only the good one", n)
+	}
+	for _, node := range a.Nodes() {
+		if node.ID == "y" || node.ID == "z" || node.ID == "w" {
+			t.Fatalf("a malformed node was taken in: %+v", node)
+		}
+	}
+}
+
+func TestConfigValidate(t *testing.T) {
+	ok := fast("nats://127.0.0.1:4222", "a", "eu")
+	if err := ok.validate(); err != nil {
+		t.Fatal(err)
+	}
+	at := strings.Repeat("n", MaxNodeID)
+	for _, tc := range []struct {
+		name string
+		edit func(*Config)
+		want string // "" passes
+	}{
+		{"node id at the limit", func(c *Config) { c.Self.ID = at }, ""},
+		{"node id past the limit", func(c *Config) { c.Self.ID = at + "n" }, "1 to 24 bytes"},
+		{"node id with an underscore", func(c *Config) { c.Self.ID = "a_b" }, "a-z, 0-9 and '-'"},
+		{"no NATS", func(c *Config) { c.NATS = "" }, "NATS URL is required"},
+		{"bad region", func(c *Config) { c.Self.Region = "EU" }, "region"},
+		{"region at the limit", func(c *Config) { c.Self.Region = strings.Repeat("r", protocol.MaxRegion) }, ""},
+		{"region past the limit", func(c *Config) { c.Self.Region = strings.Repeat("r", protocol.MaxRegion+1) }, "region"},
+		{"relative URL", func(c *Config) { c.Self.URL = "/x" }, "Self.URL"},
+		{"dead in one heartbeat", func(c *Config) { c.DeadAfter = c.Heartbeat }, "at least two heartbeats"},
+		{"dead in two heartbeats", func(c *Config) { c.DeadAfter = 2 * c.Heartbeat }, ""},
+		{"replicas 0", func(c *Config) { c.Replicas = 0 }, "Replicas"},
+		{"replicas 6", func(c *Config) { c.Replicas = 6 }, "Replicas"},
+	} {
+		c := ok
+		tc.edit(&c)
+		err := c.validate()
+		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
+			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
+		}
+	}
+}
