@@ -3,9 +3,10 @@ GO      ?= go
 BIN     := bin/hostrelay
 BOT     := bin/hostrelay-bot
 E2E_BIN := bin/hostrelay-e2e
+NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run build web web-e2e build-e2e examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json games/*/package.json examples/*/package.json)
@@ -30,6 +31,10 @@ web-e2e: deps
 
 build-e2e: web-e2e
 	$(GO) build -tags e2e -o $(E2E_BIN) ./server/cmd/hostrelay
+
+# The NATS server (JetStream, loopback) the cluster's browser test runs its two nodes on.
+build-natsd:
+	$(GO) build -o $(NATSD) ./cluster/cmd/hostrelay-natsd
 
 build: web
 	$(GO) build -o $(BIN) ./server/cmd/hostrelay
@@ -77,13 +82,13 @@ examples: deps
 	npm run build:packages
 	npm run build -w hostrelay-example-pong
 
-e2e: build build-e2e examples
-	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) npm run e2e
+e2e: build build-e2e build-natsd examples
+	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) HOSTRELAY_NATSD_BIN=$(abspath $(NATSD)) npm run e2e
 
-## screenshots: every lobby screen and the game at 390×844 and 1280×800, both games on a touch phone, a malformed share link, and the admin page, as PNGs in test-results/screenshots
-screenshots: build-e2e
-	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(E2E_BIN)) \
-	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts e2e/share-link.test.ts e2e/touch.test.ts e2e/admin.test.ts
+## screenshots: every lobby screen and the game at 390×844 and 1280×800, both games on a touch phone, a malformed share link, the admin page, and a cluster's room list with regions, as PNGs in test-results/screenshots
+screenshots: build-e2e build-natsd
+	HOSTRELAY_SCREENSHOTS=$(abspath test-results/screenshots) HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_NATSD_BIN=$(abspath $(NATSD)) \
+	  npx vitest run --config vitest.e2e.config.ts e2e/screens.test.ts e2e/game.test.ts e2e/share-link.test.ts e2e/touch.test.ts e2e/admin.test.ts e2e/cluster.test.ts
 
 ## fuzz: run every Go fuzz target for FUZZTIME each under a 4 GiB address-space cap
 fuzz:

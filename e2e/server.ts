@@ -9,6 +9,9 @@ export interface RunningServer {
   turnTcp: string;
   /** host:port of TURN over TLS, when the server was given a certificate. */
   turnTls?: string;
+  /** The node's id and region, in a cluster (-nats). */
+  node?: string;
+  region?: string;
   /** Every log line so far (JSON), for failure reports. */
   logs: string[];
   stop(): Promise<void>;
@@ -56,7 +59,7 @@ export function startServer(bin: string, extraArgs: readonly string[] = []): Pro
       const entry = parseLog(line);
       // Components log their own "listening" lines; the server's carries "http".
       if (entry?.['msg'] !== 'listening' || !('http' in entry)) return;
-      const { http, turn_udp: turnUdp, turn_tcp: turnTcp, turn_tls: turnTls } = entry;
+      const { http, turn_udp: turnUdp, turn_tcp: turnTcp, turn_tls: turnTls, node, region } = entry;
       if (typeof http !== 'string' || typeof turnUdp !== 'string' || typeof turnTcp !== 'string') {
         fail(new Error(`"listening" log line lacks http/turn_udp/turn_tcp: ${line}`));
         return;
@@ -64,7 +67,16 @@ export function startServer(bin: string, extraArgs: readonly string[] = []): Pro
       clearTimeout(timer);
       proc.removeAllListeners('exit');
       proc.removeAllListeners('error');
-      resolve({ http, turnUdp, turnTcp, ...(typeof turnTls === 'string' ? { turnTls } : {}), logs, stop: () => stopServer(proc) });
+      resolve({
+        http,
+        turnUdp,
+        turnTcp,
+        ...(typeof turnTls === 'string' ? { turnTls } : {}),
+        ...(typeof node === 'string' ? { node } : {}),
+        ...(typeof region === 'string' ? { region } : {}),
+        logs,
+        stop: () => stopServer(proc),
+      });
     });
   });
 }

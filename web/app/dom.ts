@@ -10,6 +10,7 @@ function el<T extends HTMLElement>(id: string, type: new () => T): T {
 export const ui = {
   main: el('app', HTMLElement),
   conn: el('conn', HTMLSpanElement),
+  nodeRegion: el('node-region', HTMLSpanElement),
   banner: el('banner', HTMLDivElement),
   bannerText: el('banner-text', HTMLSpanElement),
   bannerRetry: el('banner-retry', HTMLButtonElement),
@@ -56,6 +57,7 @@ export const ui = {
   roomPassword: el('room-password', HTMLInputElement),
   roomPasswordError: el('room-password-error', HTMLParagraphElement),
   createButton: el('create-button', HTMLButtonElement),
+  createRegion: el('create-region', HTMLParagraphElement),
   createError: el('create-error', HTMLParagraphElement),
   // lobby: code
   codeForm: el('code-form', HTMLFormElement),

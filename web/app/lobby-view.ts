@@ -9,6 +9,7 @@ let shown: { rooms: readonly RoomSummary[]; filter: string; loaded: boolean; con
 function roomLabel(r: RoomSummary): string {
   const parts = [`${r.name}, hosted by ${r.host}`, `${r.players} of ${r.maxPlayers} players`];
   if (r.mode) parts.push(r.mode);
+  if (r.region) parts.push(`in ${r.region}`);
   if (r.hasPassword) parts.push('needs a password');
   if (r.started) parts.push('game in progress');
   if (r.players >= r.maxPlayers) parts.push('full');
@@ -28,6 +29,8 @@ function roomItem(r: RoomSummary): HTMLLIElement {
   const name = span('rname', r.name);
   if (r.hasPassword) name.append(lockIcon('password'));
   const meta = span('rmeta', [`hosted by ${r.host}`, r.mode].filter(Boolean).join(' · '));
+  // In a cluster: the region of the server the room is on (it decides the game's latency).
+  if (r.region) meta.prepend(span('rregion', r.region));
   const count = span('rcount', `${r.players}/${r.maxPlayers}`);
   const state = span('rstate', full ? 'full' : r.started ? 'in game' : 'open');
   b.append(name, count, meta, state);

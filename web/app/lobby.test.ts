@@ -14,6 +14,7 @@ const room = (name: string, host: string): RoomSummary => ({
   mode: '',
   hasPassword: false,
   started: false,
+  region: '',
 });
 
 describe('filterRooms', () => {

@@ -1,6 +1,9 @@
 import { LobbyError, RoomDirectory, type LobbyClient, type RoomSummary } from '@hostrelay/sdk';
 import { MAX_PLAYER_NAME, normalizeName, normalizeRoomCode } from '@hostrelay/protocol';
 import { LobbyLink } from './connection';
+import { fetchNodes, nodeBaseUrl } from './nodes';
+import { RegionPicker, type RegionPick } from './region-picker';
+import { stunRtt, webSocketRtt } from './rtt-probe';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';
 import { mark } from './marks';
@@ -34,7 +37,8 @@ const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://$
   transport: testing?.transport,
 });
 testing?.useLink(link);
-const rooms = new RoomController(store, testing?.attach);
+const rooms = new RoomController(store, () => nodeBaseUrl(link.client?.url ?? '') ?? location.origin, testing?.attach);
+const regions = new RegionPicker({ nodes: fetchNodes, stun: (url) => stunRtt(url), webSocket: (url) => webSocketRtt(url) });
 const watcher = new WatchController(store);
 let directory: RoomDirectory | null = null;
 const party = new PartyPanel(
@@ -60,6 +64,14 @@ if (watchParam !== null) {
 
 link.on('status', (connection, retryInMs) => store.update({ connection, retryInMs }));
 link.on('connected', (client) => {
+  const showNode = (): void => store.update({ node: { id: client.node, region: client.region } });
+  showNode();
+  // A room on another node of the cluster: the SDK moved the session there,
+  // a new session that left any party behind.
+  client.on('moved', () => {
+    showNode();
+    party.onMoved();
+  });
   if (store.state.phase === 'lobby') void watchRooms(client);
   // A new session (the old one could not be resumed) watches again.
   const watching = watcher.watching ?? (store.state.phase === 'watch' ? watchCode : null);
@@ -168,6 +180,20 @@ function setUpCreate(): void {
     e.preventDefault();
     void createRoom();
   });
+  // Measuring takes up to a second: start as soon as someone means to host.
+  ui.createForm.addEventListener('focusin', () => void nearestRegion(), { once: true });
+}
+
+/** The region to host in (cluster with several regions only), measured once; shown under the form. */
+async function nearestRegion(): Promise<RegionPick | null> {
+  const pick = await regions.nearest();
+  if (pick && store.state.regionPick !== pick) {
+    store.update({ regionPick: pick });
+    // No figure: a probe's time includes the browser's own gathering, so it only ranks the regions.
+    ui.createRegion.textContent = `Hosted in ${pick.region}, the nearest region.`;
+    ui.createRegion.hidden = false;
+  }
+  return pick;
 }
 
 async function createRoom(): Promise<void> {
@@ -177,8 +203,11 @@ async function createRoom(): Promise<void> {
   if (name === null || settings === null) return;
   await busy(ui.createButton, ui.createError, async (client) => {
     await commitName(ui.name, ui.nameError);
+    // A party lives on this node's session: its leader hosts here rather than leave it behind.
+    const pick = party.active ? null : await nearestRegion();
     stopWatching();
-    await rooms.create(client, settings);
+    // The SDK follows the node of that region if it is not this one.
+    await rooms.create(client, pick ? { ...settings, region: pick.region } : settings);
   });
 }
 
@@ -249,7 +278,7 @@ function showJoin(code: string, needsPassword: boolean, fromLobby = false): void
   }
   ui.joinCode.textContent = code;
   ui.joinInfo.textContent = known
-    ? `${known.name} · hosted by ${known.host} · ${known.players} of ${known.maxPlayers} players`
+    ? `${known.name} · hosted by ${known.host} · ${known.players} of ${known.maxPlayers} players${known.region ? ` · in ${known.region}` : ''}`
     : '';
   ui.joinPasswordField.hidden = !needsPassword;
   store.update({ phase: 'name', joinCode: code, needsPassword });
@@ -279,7 +308,7 @@ async function joinRoom(): Promise<void> {
       ui.joinPassword.focus();
       return true;
     }
-    if (['room_not_found', 'room_full', 'kicked', 'server_full', 'unsupported_version'].includes(err.code)) {
+    if (['room_not_found', 'room_full', 'kicked', 'server_full', 'unsupported_version', 'room_lost'].includes(err.code)) {
       store.update({ phase: 'error', error: { code: err.code, message: err.message } });
       return true;
     }

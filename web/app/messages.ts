@@ -27,6 +27,10 @@ const texts: Record<string, string> = {
   no_relay_candidates: 'Could not reach the relay server for the game connection.',
   connection_failed: 'The game connection failed.',
   negotiation_failed: 'Could not set up the game connection.',
+  room_lost: 'The server hosting this room stopped, and the room is gone with it. Host a new one, or pick another room.',
+  unavailable: 'The servers cannot reach each other just now. Nothing changed: try again in a moment.',
+  redirect_loop: 'The servers could not agree where this room lives. Try again in a moment.',
+  room_elsewhere: 'This room is on another server, which could not be reached.',
 };
 
 const titles: Record<string, string> = {
@@ -40,10 +44,11 @@ const titles: Record<string, string> = {
   operator_kicked: 'Removed from the room',
   operator_closed: 'Room closed',
   unsupported_version: 'Page out of date',
+  room_lost: 'Room lost',
 };
 
 /** Codes after which trying the same thing again cannot help. */
-const final = new Set(['room_not_found', 'host_left', 'kicked', 'disconnected', 'operator_kicked', 'operator_closed']);
+const final = new Set(['room_not_found', 'host_left', 'kicked', 'disconnected', 'operator_kicked', 'operator_closed', 'room_lost']);
 
 /** The heading of the error view. */
 export function titleOf(code: string): string {

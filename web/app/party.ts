@@ -44,6 +44,16 @@ export class PartyPanel {
     if (this.pending !== null && nameSet) void this.joinPending();
   }
 
+  /** Whether we are in a party (it lives on this node's session: a move to another node would leave it). */
+  get active(): boolean {
+    return this.party !== null;
+  }
+
+  /** The SDK moved the session to another node (a room there): a new session, in no party. */
+  onMoved(): void {
+    this.clear();
+  }
+
   private async joinPending(): Promise<void> {
     const code = this.pending;
     if (code === null) return;

@@ -48,6 +48,8 @@ export class RoomController {
 
   constructor(
     private readonly store: Store,
+    /** The base URL of the server holding our room, for its share link. */
+    private readonly shareBase: () => string,
     private readonly observe: SessionObserver = () => undefined,
   ) {
     ui.copyButton.addEventListener('click', () => void this.copyLink());
@@ -149,7 +151,9 @@ export class RoomController {
     }, 200);
     this.observe(session);
 
-    const link = `${location.origin}/r/${session.room.code}`;
+    // The room's own server: in a cluster another node's link works too (it
+    // redirects here), but not once that node is gone.
+    const link = `${this.shareBase()}/r/${session.room.code}`;
     history.replaceState(null, '', `/r/${session.room.code}`);
     ui.shareLink.value = link;
     ui.shareQr.src = qrDataUrl(link);

@@ -1,5 +1,6 @@
 import type { ChatMessage, RoomInfo, RoomSummary } from '@hostrelay/sdk';
 import type { LinkStatus } from './connection';
+import type { RegionPick } from './region-picker';
 
 // The app's observable state. It is also published on window.hostrelay so
 // tests (and curious developers) can watch the page without scraping the DOM.
@@ -49,6 +50,10 @@ export interface HostrelayState {
   packetsReceived: number;
   /** The room we watch as a spectator (phase watch), with the server's delay in ms. */
   watching: { code: string; name: string; mode: string; delayMs: number } | null;
+  /** The lobby node we are connected to: its cluster id and region ('' on a single node). */
+  node: { id: string; region: string };
+  /** Where new rooms go in a cluster of several regions, once measured (the first create measures). */
+  regionPick: RegionPick | null;
 }
 
 declare global {
@@ -82,6 +87,8 @@ export function initialState(phase: Phase, name: string): HostrelayState {
     error: null,
     packetsReceived: 0,
     watching: null,
+    node: { id: '', region: '' },
+    regionPick: null,
   };
 }
 

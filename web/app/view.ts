@@ -24,6 +24,8 @@ function title(s: Readonly<HostrelayState>): string {
 function renderConnection(s: Readonly<HostrelayState>): void {
   ui.conn.dataset['status'] = s.connection;
   ui.conn.textContent = s.connection === 'online' ? 'Online' : s.connection === 'connecting' ? 'Connecting…' : 'Reconnecting…';
+  ui.nodeRegion.textContent = s.node.region;
+  ui.nodeRegion.hidden = s.node.region === '';
   const down = s.connection === 'reconnecting';
   ui.banner.hidden = !down || s.phase === 'error';
   if (down) {

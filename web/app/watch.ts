@@ -64,7 +64,12 @@ export class WatchController {
     }
     spectator.on('ended', (reason) => {
       if (reason === 'stopped' || reason === 'disconnected') return; // ours, or the link redials and watches again
-      ui.watchStatus.textContent = reason === 'host_left' ? 'The host left: the game is over.' : `The game ended (${reason}).`;
+      ui.watchStatus.textContent =
+        reason === 'host_left'
+          ? 'The host left: the game is over.'
+          : reason === 'room_lost'
+            ? 'The server hosting the game stopped: the game is over.'
+            : `The game ended (${reason}).`;
     });
   }
 

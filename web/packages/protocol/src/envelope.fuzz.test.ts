@@ -87,7 +87,7 @@ function randomMsgpackValue(rand: Random, depth: number): unknown {
     case 9:
       return Array.from({ length: below(rand, 4) }, () => randomMsgpackValue(rand, depth - 1));
     default: {
-      const keys = ['t', 'id', 'b', 'players', 'room', 'ice', 'servers', 'urls', 'v', 'name', '0', 'constructor', 'toString'];
+      const keys = ['t', 'id', 'b', 'players', 'room', 'rooms', 'ice', 'servers', 'urls', 'v', 'name', 'url', 'region', 'node', '0', 'constructor', 'toString'];
       const out: Record<string, unknown> = {};
       for (let n = below(rand, 5); n > 0; n--) out[keys[below(rand, keys.length)]!] = randomMsgpackValue(rand, depth - 1);
       return out;

@@ -26,6 +26,16 @@ export const ErrorCode = {
   PartyFull: 'party_full',
   AlreadyInParty: 'already_in_party',
   NotInParty: 'not_in_party',
+  /**
+   * In a cluster, the room (or the region asked for) lives on another node:
+   * ErrorBody.url is that node's lobby WebSocket URL. Connect there, hello
+   * again and repeat the same request (the SDK does).
+   */
+  RoomElsewhere: 'room_elsewhere',
+  /** The room's node stopped and the room with it: rooms do not move between nodes. */
+  RoomLost: 'room_lost',
+  /** The cluster's directory is unreachable just now; nothing changed, try again. */
+  Unavailable: 'unavailable',
 } as const;
 export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -39,6 +49,8 @@ export const Reason = {
   OperatorKicked: 'operator_kicked',
   /** The server's operator closed the room, from the admin page. */
   OperatorClosed: 'operator_closed',
+  /** The room's node left the cluster (RoomClosed) or a member was on it (PlayerLeft). */
+  RoomLost: 'room_lost',
 } as const;
 export type CloseReason = (typeof Reason)[keyof typeof Reason];
 

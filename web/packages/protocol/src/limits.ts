@@ -23,6 +23,7 @@ export const MAX_CHAT_TEXT = 200; // runes of one chat line
 export const MIN_DEVICE = 16; // bytes of hello.device
 export const MAX_DEVICE = 64; // bytes of hello.device
 export const MAX_PARTY_SIZE = 4; // members of one party
+export const MAX_REGION = 32; // bytes of a region label: a-z, 0-9, '-', '_', '.'
 /**
  * The most bytes of spectatorFrame.data any server takes (MAX_FRAME less room
  * for the envelope); a server may take fewer and says so in spectating.maxData.
@@ -55,4 +56,15 @@ export function normalizeRoomCode(input: string): string | null {
     code += ch;
   }
   return code.length === ROOM_CODE_LENGTH ? code : null;
+}
+
+/**
+ * Why `region` is not a valid region label (createRoom.region), in the
+ * server's words, or null; like protocol.ValidateRegion.
+ */
+export function regionProblem(region: string): string | null {
+  // A label is ASCII, so its length in UTF-16 units is its length in bytes.
+  if (region === '' || region.length > MAX_REGION) return `must be 1 to ${MAX_REGION} bytes`;
+  if (!/^[a-z0-9._-]+$/.test(region)) return "may hold only a-z, 0-9, '-', '_' and '.'";
+  return null;
 }

@@ -85,12 +85,26 @@ export interface Welcome {
   grace: number;
   /** Set on the Welcome that answers a resume. */
   resumed: boolean;
+  /**
+   * The node that answered and its region, in a cluster ('' on a single
+   * node). A resume token is only good on this node.
+   */
+  node: string;
+  region: string;
 }
 
 /** The reply to a failed request, or (id 0) a notice before the server closes. */
 export interface ErrorBody {
   code: string;
   msg: string;
+  /**
+   * With room_elsewhere: the lobby WebSocket URL (ws:// or wss://, path /ws)
+   * of the node that owns the room, where the same request must go after a
+   * new hello.
+   */
+  url: string;
+  /** With room_elsewhere: that node's region. */
+  region: string;
 }
 
 /** Acknowledges a request that has nothing else to say. */
@@ -106,6 +120,12 @@ export interface CreateRoom {
   mode: string;
   /** Promote a client when the host leaves instead of closing the room. */
   migrate: boolean;
+  /**
+   * In a cluster, the region to make the room in (1 to MAX_REGION bytes of
+   * a-z, 0-9, '-', '_', '.'): a node elsewhere answers room_elsewhere with a
+   * node that is there; a region with no live node is ignored.
+   */
+  region: string;
 }
 
 /** Joins the room with this code as a client. */
@@ -275,6 +295,8 @@ export interface RoomSummary {
   mode: string;
   hasPassword: boolean;
   started: boolean;
+  /** The region of the node hosting the room (cluster only, else ''). */
+  region: string;
 }
 
 /** Answers watchRooms: replaces the client's list. */

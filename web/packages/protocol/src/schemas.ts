@@ -76,6 +76,7 @@ const roomSummary = struct<RoomSummary>({
   mode: str,
   hasPassword: bool,
   started: bool,
+  region: str,
 });
 
 const partyMember = struct<PartyMember>({ id: str, name: str });
@@ -95,10 +96,20 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
     resume: str,
     grace: int,
     resumed: bool,
+    node: str,
+    region: str,
   }),
-  error: struct<ErrorBody>({ code: str, msg: str }),
+  error: struct<ErrorBody>({ code: str, msg: str, url: str, region: str }),
   ok: struct<Ok>({}),
-  createRoom: struct<CreateRoom>({ name: str, maxPlayers: int, public: bool, password: str, mode: str, migrate: bool }),
+  createRoom: struct<CreateRoom>({
+    name: str,
+    maxPlayers: int,
+    public: bool,
+    password: str,
+    mode: str,
+    migrate: bool,
+    region: str,
+  }),
   joinRoom: struct<JoinRoom>({ code: str, password: str }),
   roomJoined: struct<RoomJoined>({
     room: always(roomInfo),

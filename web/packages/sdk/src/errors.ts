@@ -10,6 +10,12 @@ export const ClientErrorCode = {
   Closed: 'closed',
   /** The server sent something this client cannot understand. */
   Protocol: 'protocol',
+  /**
+   * The cluster's nodes kept answering room_elsewhere: a node sent us back
+   * where we had been, or past MAX_NODE_HOPS moves. Their directories
+   * disagree; trying again later may work.
+   */
+  RedirectLoop: 'redirect_loop',
 } as const;
 export type ClientErrorCodeName = (typeof ClientErrorCode)[keyof typeof ClientErrorCode];
 
@@ -26,12 +32,31 @@ export class LobbyError extends Error {
   }
 }
 
+/**
+ * room_elsewhere as a request gets it: where the room lives. LobbyClient
+ * follows it, so a caller sees it only from a request sent outside that
+ * (none of the public ones).
+ */
+export class RoomElsewhereError extends LobbyError {
+  constructor(
+    message: string,
+    /** The lobby WebSocket URL of the node that owns the room. */
+    readonly url: string,
+    /** That node's region ('' if the server did not say). */
+    readonly region: string,
+  ) {
+    super(ErrorCode.RoomElsewhere, message);
+  }
+}
+
 const serverCodes = new Set<string>(Object.values(ErrorCode));
 
 /** A LobbyError from a server Error body; unknown codes become 'internal'. */
-export function lobbyErrorFrom(body: { code: string; msg: string }): LobbyError {
+export function lobbyErrorFrom(body: { code: string; msg: string; url?: string; region?: string }): LobbyError {
+  const message = body.msg || body.code || 'server error';
+  if (body.code === ErrorCode.RoomElsewhere) return new RoomElsewhereError(message, body.url ?? '', body.region ?? '');
   const code = serverCodes.has(body.code) ? (body.code as ServerErrorCode) : ErrorCode.Internal;
-  return new LobbyError(code, body.msg || body.code || 'server error');
+  return new LobbyError(code, message);
 }
 
 /** Codes for a peer connection that failed. */

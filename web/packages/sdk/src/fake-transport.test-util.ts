@@ -6,6 +6,8 @@ export class FakeServer {
   readonly received: Frame[] = [];
   handlers: TransportHandlers | null = null;
   closed = false;
+  /** How the client closed each of its connections here. */
+  readonly closes: { code: number | undefined; reason: string | undefined }[] = [];
   /** Called for every frame the client sends; reply from here. */
   onFrame: (frame: Frame) => void = () => undefined;
 
@@ -17,8 +19,9 @@ export class FakeServer {
         this.received.push(frame);
         this.onFrame(frame);
       },
-      close: () => {
+      close: (code, reason) => {
         this.closed = true;
+        this.closes.push({ code, reason });
       },
     };
     return transport;

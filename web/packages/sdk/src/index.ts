@@ -5,12 +5,14 @@ export {
   type CreateRoomOptions,
   type LobbyClientOptions,
   type LobbyEvents,
+  type NodeMove,
   type OutgoingSignal,
   type QuickPlayOptions,
   type RoomSettings,
 } from './lobby-client.js';
 export { gameFor, type Game, type GameContext, type GameStats, type RunningGame } from './game.js';
-export { SpectatorSession, type SpectatorSessionEvents } from './spectator-session.js';
+export { SpectatorSession, type SpectateEndReason, type SpectatorSessionEvents } from './spectator-session.js';
+export { MAX_NODE_HOPS } from './node-route.js';
 export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {
@@ -19,6 +21,7 @@ export {
   type PeerIceState,
   type PeerPairTypes,
   type Role,
+  type RoomEndReason,
   type RoomSessionEvents,
   type RoomSessionOptions,
 } from './room-session.js';
@@ -38,6 +41,7 @@ export { webSocketTransport, type Transport, type TransportFactory, type Transpo
 export type { CandidatePairTypes, SelectedPair } from './stats.js';
 export type {
   ChatMessage,
+  CloseReason,
   GameStarted,
   Ice,
   IceServer,
@@ -56,9 +60,11 @@ export type {
 export {
   ErrorCode,
   MAX_PARTY_SIZE,
+  MAX_REGION,
   MAX_SPECTATOR_DATA,
   Reason,
   SPECTATOR_COUNT_INTERVAL_MS,
   SPECTATOR_FRAMES_PER_SECOND,
   normalizeRoomCode,
+  regionProblem,
 } from '@hostrelay/protocol';

@@ -85,7 +85,7 @@ describe('LobbyClient requests', () => {
     expect(server.received[1]).toEqual({
       t: 'createRoom',
       id: 2,
-      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false },
+      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false, region: '' },
     });
   });
 
@@ -114,7 +114,7 @@ describe('LobbyClient requests', () => {
     const p = client.sendSignal({ to: 'p1', kind: 'offer', sdp: 'v=0' });
     server.drop(1001, 'going away');
     await expect(p).rejects.toMatchObject({ code: 'closed' });
-    expect(close).toHaveBeenCalledWith({ code: 1001, reason: 'going away' });
+    expect(close).toHaveBeenCalledWith({ code: 1001, reason: 'going away', error: null });
     expect(client.connected).toBe(false);
     await expect(client.leaveRoom()).rejects.toMatchObject({ code: 'closed' });
   });

@@ -30,7 +30,8 @@ import {
   type Welcome,
 } from '@hostrelay/protocol';
 import { Emitter, type Unsubscribe } from './emitter.js';
-import { ClientErrorCode, LobbyError, lobbyErrorFrom } from './errors.js';
+import { ClientErrorCode, LobbyError, RoomElsewhereError, lobbyErrorFrom } from './errors.js';
+import { NodeRoute } from './node-route.js';
 import { backoff, type ReconnectPolicy } from './reconnect.js';
 import { webSocketTransport, type Transport, type TransportFactory } from './transport.js';
 
@@ -73,6 +74,21 @@ export interface CreateRoomOptions {
    * around the new host and says so with 'hostChanged'.
    */
   migrate?: boolean;
+  /**
+   * In a cluster, the region to host the room in (see regionProblem): a
+   * node elsewhere sends us to one that is there, which the client follows
+   * ('moved'). A region with no live node is ignored: the room is made on
+   * the node we are on. A single node ignores it.
+   */
+  region?: string;
+}
+
+/** Where a client moved: lobby WebSocket URLs, and the new node's id and region ('' if it did not say). */
+export interface NodeMove {
+  from: string;
+  to: string;
+  node: string;
+  region: string;
 }
 
 export interface QuickPlayOptions {
@@ -137,11 +153,26 @@ export interface LobbyEvents {
   reconnecting: [info: { attempt: number; code: number; reason: string }];
   /** The seat is back: the same session, with every missed frame replayed. */
   resumed: [];
-  /** The session is over: closed by us, by the server, or a drop we could not resume. */
-  close: [info: { code: number; reason: string }];
+  /**
+   * A request was answered room_elsewhere (the room, or the region asked
+   * for, lives on another node of the cluster) and this client moved there:
+   * the old connection closed cleanly, a new session said hello on `to`,
+   * and the request went again. `url`, `node`, `region` and `session`
+   * already describe the new node, and a resume goes there. Rooms are
+   * listed on every node, so RoomDirectory watches again by itself.
+   */
+  moved: [move: NodeMove];
+  /**
+   * The session is over: closed by us, by the server, or a drop we could not
+   * resume. `error` is the server's refusal when it said why: code
+   * 'room_lost' when the node holding our seat (and room) stopped.
+   */
+  close: [info: { code: number; reason: string; error: LobbyError | null }];
 }
 
 interface Pending {
+  /** The connection the request went out on (a move waits for these to be answered). */
+  via: Transport;
   settle(frame: Frame): void;
   fail(err: LobbyError): void;
 }
@@ -156,6 +187,17 @@ export class LobbyClient {
   private readonly events = new Emitter<LobbyEvents>();
   private readonly pending = new Map<number, Pending>();
   private transport: Transport | null = null;
+  // Moving to another node: the new node's connection until its Welcome,
+  // and a promise that holds new requests until we are there.
+  private candidate: Transport | null = null;
+  private moving: Promise<void> | null = null;
+  private idleWaiters: (() => void)[] = [];
+  private currentUrl: string;
+  // The URL the client was made with: after a move, it says whether the
+  // node we moved to is gone when that one stops answering.
+  private readonly homeUrl: string;
+  private nodeId = '';
+  private nodeRegion = '';
   private lastId = 0;
   private open = false;
   private everOpen = false;
@@ -177,10 +219,12 @@ export class LobbyClient {
   private resuming: { attempt: number; deadline: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
 
   private constructor(
-    private readonly url: string,
+    url: string,
     name: string,
     private readonly options: LobbyClientOptions,
   ) {
+    this.currentUrl = url;
+    this.homeUrl = url;
     this.currentName = name;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 10_000;
     this.connectTimeoutMs = options.connectTimeoutMs ?? 10_000;
@@ -219,9 +263,24 @@ export class LobbyClient {
     return this.sessionId;
   }
 
-  /** True while the connection is up (false while resuming). */
+  /** True while the connection is up (false while resuming); a move to another node counts as up. */
   get connected(): boolean {
-    return this.open && this.resuming === null;
+    return (this.open || this.moving !== null) && this.resuming === null;
+  }
+
+  /** The lobby WebSocket URL this client is connected to: the one it was made with until a 'moved'. */
+  get url(): string {
+    return this.currentUrl;
+  }
+
+  /** The id of the cluster node we are on, from its Welcome ('' on a single node). */
+  get node(): string {
+    return this.nodeId;
+  }
+
+  /** The region of the node we are on ('' on a single node or a node without one). */
+  get region(): string {
+    return this.nodeRegion;
   }
 
   on<K extends keyof LobbyEvents>(event: K, listener: (...args: LobbyEvents[K]) => void): Unsubscribe {
@@ -230,7 +289,7 @@ export class LobbyClient {
 
   /** Creates a room with this client as its host. */
   createRoom(options: CreateRoomOptions): Promise<RoomJoined> {
-    return this.request(
+    return this.call(
       'createRoom',
       {
         name: options.name,
@@ -239,6 +298,7 @@ export class LobbyClient {
         password: options.password,
         mode: options.mode,
         migrate: options.migrate,
+        region: options.region,
       },
       'roomJoined',
     );
@@ -246,7 +306,7 @@ export class LobbyClient {
 
   /** Joins a room by its code; a wrong or missing password rejects with code 'wrong_password'. */
   joinRoom(code: string, password?: string): Promise<RoomJoined> {
-    return this.request('joinRoom', { code, password }, 'roomJoined');
+    return this.call('joinRoom', { code, password }, 'roomJoined');
   }
 
   /**
@@ -256,62 +316,62 @@ export class LobbyClient {
    * other members get a 'roomJoined' event.
    */
   quickPlay(mode: string, options: QuickPlayOptions = {}): Promise<RoomJoined> {
-    return this.request('quickPlay', { mode, maxPlayers: options.maxPlayers, migrate: options.migrate }, 'roomJoined');
+    return this.call('quickPlay', { mode, maxPlayers: options.maxPlayers, migrate: options.migrate }, 'roomJoined');
   }
 
   /** Makes a party with us as its leader; share its code (at most MAX_PARTY_SIZE members). */
   createParty(): Promise<PartyJoined> {
-    return this.request('createParty', undefined, 'partyJoined');
+    return this.call('createParty', undefined, 'partyJoined');
   }
 
   /** Joins a friend's party by its code ('party_not_found', 'party_full', 'already_in_party'). */
   joinParty(code: string): Promise<PartyJoined> {
-    return this.request('joinParty', { code }, 'partyJoined');
+    return this.call('joinParty', { code }, 'partyJoined');
   }
 
   async leaveParty(): Promise<void> {
-    await this.request('leaveParty', undefined, 'ok');
+    await this.call('leaveParty', undefined, 'ok');
   }
 
   async leaveRoom(): Promise<void> {
-    await this.request('leaveRoom', undefined, 'ok');
+    await this.call('leaveRoom', undefined, 'ok');
   }
 
   /** Relays WebRTC negotiation to another member (clients may signal only the host). */
   async sendSignal(signal: OutgoingSignal): Promise<void> {
-    await this.request('signal', signal, 'ok');
+    await this.call('signal', signal, 'ok');
   }
 
   /** Changes our name; in a room everyone hears playerUpdated. */
   async setName(name: string): Promise<void> {
-    await this.request('setName', { name }, 'ok');
+    await this.call('setName', { name }, 'ok');
     this.currentName = name.trim();
   }
 
   /** Marks us ready (or not) to start. */
   async setReady(ready: boolean): Promise<void> {
-    await this.request('setReady', { ready }, 'ok');
+    await this.call('setReady', { ready }, 'ok');
   }
 
   /** Replaces the room's settings (host only; others get 'forbidden'). */
   async updateRoom(settings: RoomSettings): Promise<void> {
     const { password, ...rest } = settings;
-    await this.request('updateRoom', { ...rest, password, setPassword: password !== undefined }, 'ok');
+    await this.call('updateRoom', { ...rest, password, setPassword: password !== undefined }, 'ok');
   }
 
   /** Removes a player and bans it from the room (host only). */
   async kick(playerId: string): Promise<void> {
-    await this.request('kick', { id: playerId }, 'ok');
+    await this.call('kick', { id: playerId }, 'ok');
   }
 
   /** Starts the game once everyone else is ready (host only; 'not_ready' otherwise). */
   async startGame(): Promise<void> {
-    await this.request('startGame', undefined, 'ok');
+    await this.call('startGame', undefined, 'ok');
   }
 
   /** Sends a chat line to the room; it comes back as a chatMessage event. */
   async sendChat(text: string): Promise<void> {
-    await this.request('chat', { text }, 'ok');
+    await this.call('chat', { text }, 'ok');
   }
 
   /**
@@ -320,11 +380,11 @@ export class LobbyClient {
    * keeps the list for you.
    */
   async watchRooms(): Promise<RoomSummary[]> {
-    return (await this.request('watchRooms', undefined, 'roomList')).rooms;
+    return (await this.call('watchRooms', undefined, 'roomList')).rooms;
   }
 
   async unwatchRooms(): Promise<void> {
-    await this.request('unwatchRooms', undefined, 'ok');
+    await this.call('unwatchRooms', undefined, 'ok');
   }
 
   /**
@@ -333,12 +393,12 @@ export class LobbyClient {
    * host's stream that far behind the players. SpectatorSession wraps this.
    */
   spectate(code: string, password?: string): Promise<Spectating> {
-    return this.request('spectate', { code, password }, 'spectating');
+    return this.call('spectate', { code, password }, 'spectating');
   }
 
   /** Stops watching ('not_in_room' if we were not). */
   async stopSpectating(): Promise<void> {
-    await this.request('stopSpectating', undefined, 'ok');
+    await this.call('stopSpectating', undefined, 'ok');
   }
 
   /**
@@ -371,9 +431,12 @@ export class LobbyClient {
   /** Closes the connection and ends the session; pending requests reject with code 'closed'. */
   close(): void {
     const t = this.transport;
+    const c = this.candidate;
     this.transport = null;
+    this.candidate = null;
     this.open = false;
     t?.close(1000, 'client closed');
+    c?.close(1000, 'client closed');
     this.finish(1000, 'client closed');
   }
 
@@ -381,10 +444,120 @@ export class LobbyClient {
     this.resumeToken = w.resume;
     this.graceMs = w.grace * 1000;
     this.maxFrame = w.maxFrame;
+    this.nodeId = w.node;
+    this.nodeRegion = w.region;
   }
 
-  /** Opens a transport; resolves when it is open, rejects if it closes or times out first. */
-  private dial(): Promise<void> {
+  /**
+   * Sends a request and follows room_elsewhere: moves to the node it names
+   * and sends the same request there, at most MAX_NODE_HOPS times.
+   */
+  private async call<T extends MessageTypeName, R extends MessageTypeName>(
+    type: T,
+    body: Partial<MessageMap[T]> | undefined,
+    expect: R,
+  ): Promise<MessageMap[R]> {
+    const route = new NodeRoute(type, this.currentUrl);
+    const send = (): Promise<MessageMap[R]> => this.request(type, body, expect);
+    // Not awaited unless a move is on: a request goes out synchronously.
+    while (this.moving) await this.moving;
+    let reply = send();
+    for (;;) {
+      try {
+        return await reply;
+      } catch (err) {
+        if (!(err instanceof RoomElsewhereError)) throw err;
+        reply = (await this.moveTo(route.next(err.url), err.region, send)).reply;
+      }
+    }
+  }
+
+  /**
+   * Moves this client to the node at `to`, one move at a time, and sends
+   * `resend` there before any request held by the move; rejects (still on
+   * the old node) if it cannot move. The reply is wrapped so awaiting the
+   * move does not await the reply too.
+   */
+  private async moveTo<V>(to: string, region: string, resend: () => Promise<V>): Promise<{ reply: Promise<V> }> {
+    while (this.moving) await this.moving;
+    if (to === this.currentUrl) return { reply: resend() }; // another request took us there meanwhile
+    let done = (): void => undefined;
+    this.moving = new Promise((resolve) => (done = resolve));
+    try {
+      await this.move(to, region);
+      return { reply: resend() };
+    } catch (err) {
+      // The old connection dropped during the move and the new one failed: nothing left.
+      if (this.transport === null && !this.finished) this.finish(1006, `lost the lobby connection while moving to ${to}`);
+      throw err;
+    } finally {
+      this.moving = null;
+      done();
+    }
+  }
+
+  private async move(to: string, region: string): Promise<void> {
+    const from = this.currentUrl;
+    // Replies owed by the old node arrive first: closing it would lose them.
+    await this.whenIdle();
+    if (this.finished) throw new LobbyError(ClientErrorCode.Closed, 'the client closed while moving to another node');
+    // The new node first, so a node that cannot be reached leaves us where we were.
+    const next = await this.dial(to, false);
+    let welcome: Welcome;
+    try {
+      welcome = await this.request(
+        'hello',
+        { v: VERSION, name: this.currentName, device: this.options.device, pings: this.options.pings },
+        'welcome',
+        { via: next },
+      );
+    } catch (err) {
+      if (this.candidate === next) this.candidate = null;
+      next.close(1000, 'hello failed');
+      throw err;
+    }
+    this.candidate = null;
+    if (this.finished) {
+      next.close(1000, 'client closed');
+      throw new LobbyError(ClientErrorCode.Closed, 'the client closed while moving to another node');
+    }
+    const old = this.transport;
+    this.transport = next;
+    this.open = true;
+    this.currentUrl = to;
+    this.sessionId = welcome.session;
+    this.received = 1; // the new session's Welcome
+    this.noteWelcome(welcome);
+    // Status 1000 tells the old node we left on purpose: it holds no seat for a resume.
+    old?.close(1000, 'moved to another node');
+    this.events.emit('moved', { from, to, node: welcome.node, region: welcome.region || region });
+  }
+
+  /** Resolves once no request waits for a reply. */
+  private whenIdle(): Promise<void> {
+    if (this.pending.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  private forget(id: number): void {
+    this.pending.delete(id);
+    this.wakeIfIdle();
+  }
+
+  private wakeIfIdle(): void {
+    if (this.pending.size > 0 || this.idleWaiters.length === 0) return;
+    const waiters = this.idleWaiters;
+    this.idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  /**
+   * Opens a transport; resolves when it is open, rejects if it closes or
+   * times out first. It becomes the client's connection at once, or with
+   * `install` false the candidate of a move, whose frames answer only the
+   * hello sent on it.
+   */
+  private dial(url = this.currentUrl, install = true): Promise<Transport> {
     return new Promise((resolve, reject) => {
       let settled = false;
       let opened = false;
@@ -393,30 +566,40 @@ export class LobbyClient {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
-        reject(new LobbyError(ClientErrorCode.Unreachable, `cannot reach the lobby server at ${this.url}: ${why}`));
+        reject(new LobbyError(ClientErrorCode.Unreachable, `cannot reach the lobby server at ${url}: ${why}`));
       };
       const timer = setTimeout(() => {
         fail(`no answer in ${this.connectTimeoutMs} ms`);
         transport?.close(1000, 'connect timeout');
       }, this.connectTimeoutMs);
       try {
-        transport = this.factory(this.url, {
+        transport = this.factory(url, {
           open: () => {
-            if (settled || this.finished) return;
+            if (settled || this.finished || transport === null) return;
             settled = true;
             opened = true;
             clearTimeout(timer);
-            this.transport = transport;
-            this.open = true;
+            if (install) {
+              this.transport = transport;
+              this.open = true;
+            } else {
+              this.candidate = transport;
+            }
             this.everOpen = true;
-            resolve();
+            resolve(transport);
           },
           message: (data) => {
-            if (this.transport === transport) this.onMessage(data);
+            if (this.transport === transport) this.onMessage(data, true);
+            else if (this.candidate === transport) this.onMessage(data, false);
           },
           close: (code, reason) => {
             fail(reason || `connection closed (${code})`);
-            if (opened && this.transport === transport) this.onDrop(code, reason);
+            if (!opened) return;
+            if (this.transport === transport && transport !== null) this.onDrop(transport, code, reason);
+            else if (this.candidate === transport && transport !== null) {
+              this.candidate = null;
+              this.failPending(transport, new LobbyError(ClientErrorCode.Unreachable, `${url} closed the connection (${code})`));
+            }
           },
         });
       } catch (err) {
@@ -426,10 +609,16 @@ export class LobbyClient {
   }
 
   /** The open transport closed under us: resume if we can, else the session is over. */
-  private onDrop(code: number, reason: string): void {
+  private onDrop(dropped: Transport, code: number, reason: string): void {
     this.transport = null;
     this.open = false;
     if (this.finished) return;
+    if (this.moving !== null) {
+      // The move's new connection replaces this one (if that fails, the move
+      // ends the session); replies owed on this one will not come.
+      this.failPending(dropped, new LobbyError(ClientErrorCode.Closed, `connection closed while moving to another node (${code})`));
+      return;
+    }
     const canResume = this.options.resume === true && this.resumeToken !== '' && this.graceMs > 0;
     if (!canResume) {
       this.finish(code, reason);
@@ -457,24 +646,36 @@ export class LobbyClient {
   }
 
   private async tryResume(code: number, reason: string): Promise<void> {
-    try {
-      await this.dial();
-    } catch {
+    const url = await this.dialForResume();
+    if (url === null) {
       this.scheduleResume(code, reason);
       return;
     }
     const attempt = this.transport;
     try {
       // onMessage completes the resume as the Welcome arrives, before any replayed frame.
-      await this.request('hello', { v: VERSION, resume: this.resumeToken, received: this.received }, 'welcome', true);
+      await this.request(
+        'hello',
+        { v: VERSION, resume: this.resumeToken, received: this.received },
+        'welcome',
+        { duringResume: true },
+      );
+      this.currentUrl = url;
     } catch (err) {
       // A later attempt may own the connection by now; leave it alone.
       if (this.transport !== attempt || attempt === null) return;
-      if (err instanceof LobbyError && err.code === 'resume_failed') {
+      if (err instanceof RoomElsewhereError) {
+        // The first node says our seat's node is alive, only slow: keep trying that one.
+        this.transport = null;
+        this.open = false;
+        attempt.close(1000, 'seat held elsewhere');
+        this.scheduleResume(code, reason);
+      } else if (err instanceof LobbyError && (err.code === ErrorCode.ResumeFailed || err.code === ErrorCode.RoomLost)) {
         this.transport = null;
         this.open = false;
         attempt.close(1000, 'resume failed');
-        this.finish(code, 'the server no longer holds our seat');
+        const lost = err.code === ErrorCode.RoomLost;
+        this.finish(code, lost ? err.message : 'the server no longer holds our seat', lost ? err : null);
       } else {
         // No answer: drop this connection; onDrop schedules the next try.
         attempt.close(4000, 'resume hello failed');
@@ -482,15 +683,20 @@ export class LobbyClient {
     }
   }
 
+  /**
+   * Sends one request on our connection (or `via`, a move's new one) and
+   * settles with its reply. room_elsewhere rejects with RoomElsewhereError.
+   */
   private request<T extends MessageTypeName, R extends MessageTypeName>(
     type: T,
     body: Partial<MessageMap[T]> | undefined,
     expect: R,
-    duringResume = false,
+    opts: { duringResume?: boolean; via?: Transport } = {},
   ): Promise<MessageMap[R]> {
     return new Promise((resolve, reject) => {
-      const transport = this.transport;
-      if (!transport || !this.open || (this.resuming !== null && !duringResume)) {
+      const transport = opts.via ?? this.transport;
+      const usable = opts.via !== undefined || (this.open && (this.resuming === null || opts.duringResume === true));
+      if (!transport || !usable) {
         reject(new LobbyError(ClientErrorCode.Closed, `${type}: not connected`));
         return;
       }
@@ -504,10 +710,11 @@ export class LobbyClient {
         return;
       }
       const timer = setTimeout(() => {
-        this.pending.delete(id);
+        this.forget(id);
         reject(new LobbyError(ClientErrorCode.Timeout, `${type}: no reply in ${this.requestTimeoutMs} ms`));
       }, this.requestTimeoutMs);
       this.pending.set(id, {
+        via: transport,
         settle: (reply) => {
           clearTimeout(timer);
           if (reply.t === 'error') reject(lobbyErrorFrom(bodyOf(reply)));
@@ -523,10 +730,20 @@ export class LobbyClient {
     });
   }
 
-  private onMessage(data: ArrayBuffer | string): void {
-    // Every frame counts toward `received`, read or not: the server counts
-    // what it sent. Only the Welcome answering a resume does not.
-    this.received++;
+  /** Fails the requests sent on `transport`, a move's connection that closed before its Welcome. */
+  private failPending(transport: Transport, err: LobbyError): void {
+    for (const [id, p] of this.pending) {
+      if (p.via !== transport) continue;
+      this.forget(id);
+      p.fail(err);
+    }
+  }
+
+  private onMessage(data: ArrayBuffer | string, counted: boolean): void {
+    // Every frame of our session counts toward `received`, read or not: the
+    // server counts what it sent. Only the Welcome answering a resume does
+    // not, nor anything a move's candidate connection says.
+    if (counted) this.received++;
     if (typeof data === 'string') {
       this.events.emit('error', new LobbyError(ClientErrorCode.Protocol, 'server sent a text frame'));
       return;
@@ -543,17 +760,19 @@ export class LobbyClient {
     }
     // Spectator frames are outside the session's numbered frames: the
     // server neither counts nor replays them (docs/protocol.md, Spectators).
-    if (frame.t === 'spectatorFrame') this.received--;
-    if (frame.t === 'welcome' && frame.b?.resumed === true) {
+    if (frame.t === 'spectatorFrame' && counted) this.received--;
+    if (frame.t === 'welcome' && frame.b?.resumed === true && counted) {
       this.received--;
       this.noteWelcome(frame.b);
       this.resuming = null;
       this.events.emit('resumed');
     }
+    // A move's new connection answers its hello and has nothing else to say yet.
+    if (!counted && frame.id === 0) return;
     if (frame.id !== 0) {
       const p = this.pending.get(frame.id);
       if (p) {
-        this.pending.delete(frame.id);
+        this.forget(frame.id);
         p.settle(frame);
       }
       // A reply that arrives after its timeout has nobody to go to.
@@ -618,15 +837,40 @@ export class LobbyClient {
     }
   }
 
-  /** Ends the session once: pending requests fail, and 'close' fires if we were ever connected. */
-  private finish(code: number, reason: string): void {
+  /**
+   * Dials for a resume: the node we are on or, if it does not answer and we
+   * moved there, the node we started on, which knows whether the other is
+   * gone (room_lost) or only slow (room_elsewhere). The URL dialled, or null.
+   */
+  private async dialForResume(): Promise<string | null> {
+    try {
+      await this.dial(this.currentUrl);
+      return this.currentUrl;
+    } catch {
+      if (this.homeUrl === this.currentUrl || this.finished) return null;
+    }
+    try {
+      await this.dial(this.homeUrl);
+      return this.homeUrl;
+    } catch {
+      return null;
+    }
+  }
+
+  /**
+   * Ends the session once: pending requests fail (with `error`, or 'closed'),
+   * and 'close' fires if we were ever connected.
+   */
+  private finish(code: number, reason: string, error: LobbyError | null = null): void {
     if (this.finished) return;
     this.finished = true;
     if (this.resuming?.timer) clearTimeout(this.resuming.timer);
     this.resuming = null;
-    const err = new LobbyError(ClientErrorCode.Closed, `connection closed${reason ? `: ${reason}` : ` (${code})`}`);
-    for (const p of this.pending.values()) p.fail(err);
+    const err = error ?? new LobbyError(ClientErrorCode.Closed, `connection closed${reason ? `: ${reason}` : ` (${code})`}`);
+    const pending = [...this.pending.values()];
     this.pending.clear();
-    if (this.everOpen) this.events.emit('close', { code, reason });
+    for (const p of pending) p.fail(err);
+    this.wakeIfIdle();
+    if (this.everOpen) this.events.emit('close', { code, reason, error });
   }
 }

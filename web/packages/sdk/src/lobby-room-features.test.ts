@@ -26,6 +26,7 @@ const summary = (code: string, players = 1): RoomSummary => ({
   mode: '',
   hasPassword: false,
   started: false,
+  region: '',
 });
 
 describe('LobbyClient room features', () => {

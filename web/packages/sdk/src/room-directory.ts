@@ -10,21 +10,27 @@ export interface RoomDirectoryEvents {
 /**
  * The public room list, kept up to date: the server sends it once, then only
  * what changed, and this applies each change. One directory per lobby
- * connection; creating or joining a room ends the server's watch.
+ * connection; creating or joining a room ends the server's watch. When the
+ * client moves to another node of a cluster, the directory watches there
+ * and replaces its list with that node's (every node lists every room).
  */
 export class RoomDirectory {
   private readonly events = new Emitter<RoomDirectoryEvents>();
   private readonly byCode = new Map<string, RoomSummary>();
-  private readonly off: Unsubscribe;
+  private readonly offs: Unsubscribe[];
   private early: RoomListUpdate[] | null = [];
   private closed = false;
 
   private constructor(private readonly lobby: LobbyClient) {
     // Listen before asking: the rest of a long list follows the reply at once.
-    this.off = lobby.on('roomListUpdate', (u) => {
-      if (this.early) this.early.push(u);
-      else this.apply(u);
-    });
+    this.offs = [
+      lobby.on('roomListUpdate', (u) => {
+        if (this.early) this.early.push(u);
+        else this.apply(u);
+      }),
+      // The old node's watch ended with its connection.
+      lobby.on('moved', () => void this.watchAgain()),
+    ];
   }
 
   /** Subscribes and resolves once the first rooms are in. */
@@ -34,7 +40,7 @@ export class RoomDirectory {
       const rooms = await lobby.watchRooms();
       for (const r of rooms) dir.byCode.set(r.code, r);
     } catch (err) {
-      dir.off();
+      for (const off of dir.offs) off();
       throw err;
     }
     const early = dir.early ?? [];
@@ -56,9 +62,28 @@ export class RoomDirectory {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.off();
+    for (const off of this.offs) off();
     this.events.clear();
     if (this.lobby.connected) await this.lobby.unwatchRooms().catch(() => undefined);
+  }
+
+  private async watchAgain(): Promise<void> {
+    if (this.closed) return;
+    this.early = [];
+    let rooms: RoomSummary[];
+    try {
+      rooms = await this.lobby.watchRooms();
+    } catch {
+      this.early = null;
+      return; // the connection is gone: so is the list's use
+    }
+    if (this.closed) return;
+    this.byCode.clear();
+    for (const r of rooms) this.byCode.set(r.code, r);
+    const early = this.early ?? [];
+    this.early = null;
+    for (const u of early) this.apply(u, false);
+    this.events.emit('change', this.rooms);
   }
 
   private apply(u: RoomListUpdate, notify = true): void {

@@ -1,6 +1,8 @@
 import {
   ErrorCode,
+  Reason,
   SPECTATOR_FRAMES_PER_SECOND,
+  type CloseReason,
   type ChatMessage,
   type GameStarted,
   type HostChanged,
@@ -19,6 +21,15 @@ import { backoff, type ReconnectPolicy } from './reconnect.js';
 import type { SelectedPair } from './stats.js';
 
 export type Role = 'host' | 'client';
+
+/**
+ * Why a room session ended: a server close reason (Reason: 'host_left',
+ * 'kicked', 'operator_closed', 'room_lost' when the room's node left the
+ * cluster, 'disconnected' when the lobby connection is gone), 'left'
+ * (leave()), 'pagehide', or 'closed' (close() with no reason). A newer
+ * server may send one not listed here.
+ */
+export type RoomEndReason = CloseReason | 'pagehide' | 'closed' | (string & {});
 
 export interface RoomSessionOptions {
   /** Game packets are dropped while a channel has more than this many bytes queued. */
@@ -99,8 +110,8 @@ export interface RoomSessionEvents {
   iceRefreshed: [count: number];
   /** A peer connection failed (PeerError) or the server sent a notice (LobbyError). */
   error: [error: PeerError | LobbyError];
-  /** The session is over: 'left', 'host_left', 'disconnected' or 'pagehide'. */
-  closed: [reason: string];
+  /** The session is over; switch on the reason (Reason.RoomLost: the room's node is gone, and the room with it). */
+  closed: [reason: RoomEndReason];
 }
 
 /** A link to the host that stayed open this long (ms) resets the count of attempts to bring it back. */
@@ -138,7 +149,7 @@ export class RoomSession {
   private chatLog: readonly ChatMessage[] = [];
   private readonly maxChatLines: number;
   private readonly offs: Unsubscribe[] = [];
-  private closedReason: string | null = null;
+  private closedReason: RoomEndReason | null = null;
   private droppedByClosedPeers = 0;
   private relinkAttempts = 0;
   private relinkTimer: ReturnType<typeof setTimeout> | null = null;
@@ -202,7 +213,7 @@ export class RoomSession {
       lobby.on('chatMessage', (m) => this.onChat(m)),
       lobby.on('hostChanged', (e) => this.onHostChanged(e)),
       lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
-      lobby.on('close', () => this.close('disconnected')),
+      lobby.on('close', ({ error }) => this.close(error?.code === ErrorCode.RoomLost ? Reason.RoomLost : Reason.Disconnect)),
       lobby.on('error', (err) => this.events.emit('error', err)),
     );
     if ((options.closeOnPageHide ?? true) && typeof globalThis.addEventListener === 'function') {
@@ -387,7 +398,7 @@ export class RoomSession {
   }
 
   /** Ends the session locally: closes every peer connection. Idempotent. */
-  close(reason = 'closed'): void {
+  close(reason: RoomEndReason = 'closed'): void {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
     this.cancelRelink();

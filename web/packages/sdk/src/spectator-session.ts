@@ -1,6 +1,9 @@
-import type { RoomSummary, SpectatorFrame } from '@hostrelay/protocol';
+import { ErrorCode, Reason, type CloseReason, type RoomSummary, type SpectatorFrame } from '@hostrelay/protocol';
 import { Emitter, type Unsubscribe } from './emitter.js';
 import type { LobbyClient } from './lobby-client.js';
+
+/** Why watching ended: a room close reason, 'joined', 'stopped', or one a newer server sends. */
+export type SpectateEndReason = CloseReason | 'joined' | 'stopped' | (string & {});
 
 /** Frames kept for a session nobody listens to yet (the server's own per-spectator bound). */
 const MAX_HELD_FRAMES = 64;
@@ -14,10 +17,11 @@ export interface SpectatorSessionEvents {
    */
   frame: [data: Uint8Array, info: { key: boolean }];
   /**
-   * We no longer watch: the room closed ('host_left', 'operator_closed', …),
-   * the lobby connection closed ('disconnected'), or close() ('stopped').
+   * We no longer watch: the room closed ('host_left', 'operator_closed',
+   * 'room_lost' with its node, …), we took a seat ('joined'), the lobby
+   * connection closed ('disconnected'), or close() ('stopped').
    */
-  ended: [reason: string];
+  ended: [reason: SpectateEndReason];
 }
 
 /**
@@ -28,7 +32,7 @@ export interface SpectatorSessionEvents {
 export class SpectatorSession {
   private readonly events = new Emitter<SpectatorSessionEvents>();
   private readonly offs: Unsubscribe[];
-  private endedReason: string | null = null;
+  private endedReason: SpectateEndReason | null = null;
   private frameCount = 0;
   private listening = false;
 
@@ -60,7 +64,7 @@ export class SpectatorSession {
       lobby.on('spectatorFrame', (f) => this.onFrame(f)),
       lobby.on('spectateEnded', (e) => this.end(e.reason || 'host_left')),
       lobby.on('roomJoined', () => this.end('joined')),
-      lobby.on('close', () => this.end('disconnected')),
+      lobby.on('close', ({ error }) => this.end(error?.code === ErrorCode.RoomLost ? Reason.RoomLost : Reason.Disconnect)),
     ];
   }
 
@@ -80,7 +84,7 @@ export class SpectatorSession {
   }
 
   /** Why watching ended, or null while it goes on. */
-  get ended(): string | null {
+  get ended(): SpectateEndReason | null {
     return this.endedReason;
   }
 
@@ -115,7 +119,7 @@ export class SpectatorSession {
     this.events.emit('frame', f.data, { key: f.key });
   }
 
-  private end(reason: string): void {
+  private end(reason: SpectateEndReason): void {
     if (this.endedReason !== null) return;
     this.endedReason = reason;
     for (const off of this.offs) off();

@@ -22,6 +22,7 @@ const summary: RoomSummary = {
   mode: 'Arena',
   hasPassword: false,
   started: true,
+  region: '',
 };
 
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
