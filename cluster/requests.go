@@ -13,7 +13,7 @@ import (
 // Requests and events between nodes, on plain NATS subjects.
 
 func (c *Cluster) roomSubject(node string) string { return c.cfg.Name + ".node." + node + ".room" }
-func (c *Cluster) joinFailSubject() string      { return c.cfg.Name + ".limits.joinfail" }
+func (c *Cluster) joinFailSubject() string        { return c.cfg.Name + ".limits.joinfail" }
 
 func (c *Cluster) subscribe() error {
 	room, err := c.nc.Subscribe(c.roomSubject(c.cfg.Self.ID), func(m *nats.Msg) {

@@ -297,8 +297,6 @@ func getJSON(url string, out any) error {
 	return json.Unmarshal(b, out)
 }
 
-
-
 // TestClusterFailedJoinsShared: a guesser's failed-join budget is one for
 // the whole cluster: spent on A, it is gone on C too.
 func TestClusterFailedJoinsShared(t *testing.T) {

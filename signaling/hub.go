@@ -30,8 +30,8 @@ type Hub struct {
 	joins      *ipLimiter
 	// tokens maps sha256(token) to the session. Keying by the hash means a
 	// lookup's timing reveals nothing usable about a real token.
-	tokens  map[[sha256.Size]byte]*Session
-	rooms   map[string]*room
+	tokens map[[sha256.Size]byte]*Session
+	rooms  map[string]*room
 	// remote holds other nodes' public rooms, for the room list only
 	// (cluster.go); empty on a single node.
 	remote  map[string]*room
