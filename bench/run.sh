@@ -33,6 +33,7 @@ mkdir -p bin/bench
 for cmd in benchrun bareudp lobbyserver wsbare turnload wsfanout; do
   "$GO" build -o "bin/bench/$cmd" "./bench/cmd/$cmd"
 done
+"$GO" build -o bin/bench/hostrelay-natsd ./cluster/cmd/hostrelay-natsd
 
 exec taskset -c "$LOAD_CPU" bin/bench/benchrun \
   -hostrelay bin/hostrelay -bins bin/bench -root . \

@@ -27,7 +27,7 @@ func main() {
 	serverCPU := flag.Int("server-cpu", 0, "core the servers are pinned to")
 	loadCPU := flag.Int("load-cpu", 1, "core the load runs on (this process and the browser)")
 	quick := flag.Bool("quick", false, "short steps and small counts: checks the rig, figures meaningless")
-	sections := flag.String("sections", "forward,latency,cycles,lobby,browser,capacity", "sections to run")
+	sections := flag.String("sections", "forward,latency,cycles,lobby,browser,capacity,cluster", "sections to run")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
 	flag.Parse()
 	runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0)))
@@ -57,6 +57,8 @@ func main() {
 			err = d.browser(ctx, *root)
 		case "capacity":
 			err = d.capacity(ctx)
+		case "cluster":
+			err = d.cluster(ctx)
 		case "":
 		default:
 			err = fmt.Errorf("unknown section %q", s)

@@ -31,6 +31,7 @@ type Results struct {
 	Fanout   map[string]FanoutLadder         `json:"fanout"`
 	Browser  *BrowserResult                  `json:"browser,omitempty"`
 	Capacity *CapacityResult                 `json:"capacity,omitempty"`
+	Cluster  *ClusterResult                  `json:"cluster,omitempty"`
 }
 
 // CyclesResult is allocation cycles on one server.
@@ -227,6 +228,16 @@ func (r *Results) Table(w io.Writer) {
 			v = "≥ " + v + " (generator-bound)"
 		}
 		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
+	}
+	if c := r.Cluster; c != nil && c.Joins > 0 {
+		row(fmt.Sprintf("cluster: join by code, dial to roomJoined, p50 / p99 of %d: on the room's node; through another node (room_elsewhere, then the room's node)", c.Joins),
+			fmt.Sprintf("%s / %s; %s / %s", millis(c.LocalP50), millis(c.LocalP99), millis(c.RemoteP50), millis(c.RemoteP99)), "", "", "",
+			"remote/local p50 "+ratio(c.RemoteP50.Seconds(), c.LocalP50.Seconds()), "")
+	}
+	if c := r.Cluster; c != nil && c.Rooms > 0 {
+		row(fmt.Sprintf("cluster directory, %d public rooms renamed %.0f times/s on one node: entries written to NATS per second (lag p50 / p99); per CPU-second of that node; rooms updated per second on the other node's list (lag p50 / p99)", c.Rooms, c.Offered),
+			fmt.Sprintf("%.0f/s (%s / %s); %.0f; %.0f/s (%s / %s)", c.Carried, millis(c.LagP50), millis(c.LagP99), c.PerCPUSec,
+				c.Listed, millis(c.ListLagP50), millis(c.ListLagP99)), "", "", "", "", "")
 	}
 	fmt.Fprintln(w)
 	for _, n := range r.Notes {
