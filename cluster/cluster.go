@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/netip"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -54,6 +55,8 @@ type Cluster struct {
 	dirty   map[string]struct{}
 	written map[string][]byte // what was last written per local code
 	closed  bool
+
+	counters counters
 
 	kick   chan struct{} // wakes the flusher
 	stop   context.CancelFunc
@@ -291,4 +294,32 @@ func indexByte(s string, b byte) int {
 		}
 	}
 	return -1
+}
+
+// counters are the totals Stats reports.
+type counters struct {
+	writes, deletes, writeErrors, nodesLost, malformed atomic.Uint64
+}
+
+// Stats is what the cluster has done since this node joined, for metrics.
+type Stats struct {
+	Connected   bool   // NATS is connected now
+	Nodes       int    // live nodes, this one included
+	Writes      uint64 // room entries written (claims and listings)
+	Deletes     uint64 // room entries deleted (closed rooms, lost ones)
+	WriteErrors uint64 // writes and deletes NATS refused or timed out
+	NodesLost   uint64 // nodes called dead after DeadAfter of silence
+	Malformed   uint64 // entries and events read from NATS and refused
+}
+
+// Stats reads the counters.
+func (c *Cluster) Stats() Stats {
+	c.mu.Lock()
+	nodes := len(c.peers) + 1
+	c.mu.Unlock()
+	return Stats{
+		Connected: c.nc != nil && c.nc.IsConnected(), Nodes: nodes,
+		Writes: c.counters.writes.Load(), Deletes: c.counters.deletes.Load(), WriteErrors: c.counters.writeErrors.Load(),
+		NodesLost: c.counters.nodesLost.Load(), Malformed: c.counters.malformed.Load(),
+	}
 }

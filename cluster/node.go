@@ -100,6 +100,7 @@ func (c *Cluster) nodeEntry(e jetstream.KeyValueEntry) {
 	}
 	n, err := parseNode(id, e.Value())
 	if err != nil {
+		c.counters.malformed.Add(1)
 		c.log.Warn("ignoring a malformed node entry", "key", id, "err", err)
 		return
 	}
@@ -179,6 +180,7 @@ func (c *Cluster) nodeGone(id, why string) {
 	}
 	silent := why == "silent"
 	if silent {
+		c.counters.nodesLost.Add(1)
 		until := time.Now().Add(c.cfg.LostMemory)
 		c.lostNodes[id] = until
 		for _, code := range codes {
@@ -216,7 +218,10 @@ func (c *Cluster) deleteRooms(codes []string) {
 		err := c.rooms.Delete(ctx, code)
 		cancel()
 		if err != nil {
+			c.counters.writeErrors.Add(1)
 			c.log.Warn("could not delete a lost room", "room", code, "err", err)
+		} else {
+			c.counters.deletes.Add(1)
 		}
 	}
 }

@@ -34,6 +34,7 @@ func (c *Cluster) subscribe() error {
 	fails, err := c.nc.Subscribe(c.joinFailSubject(), func(m *nats.Msg) {
 		from, a, err := parseJoinFail(m.Data)
 		if err != nil {
+			c.counters.malformed.Add(1)
 			c.log.Debug("ignoring a malformed failed-join event", "err", err)
 			return
 		}

@@ -35,8 +35,10 @@ func (c *Cluster) ClaimRoom(ctx context.Context, code string) error {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("%w: %s", ErrCodeTaken, code)
 		}
+		c.counters.writeErrors.Add(1)
 		return fmt.Errorf("cluster: claim room %s: %w", code, err)
 	}
+	c.counters.writes.Add(1)
 	c.mu.Lock()
 	c.written[code] = b
 	c.mu.Unlock()
@@ -108,8 +110,13 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 		delete(c.written, code)
 		c.mu.Unlock()
 		if had {
-			if err := c.rooms.Delete(ctx, code); err != nil && ctx.Err() == nil {
-				c.log.Warn("could not delete a closed room", "room", code, "err", err)
+			if err := c.rooms.Delete(ctx, code); err != nil {
+				c.counters.writeErrors.Add(1)
+				if ctx.Err() == nil {
+					c.log.Warn("could not delete a closed room", "room", code, "err", err)
+				}
+			} else {
+				c.counters.deletes.Add(1)
 			}
 		}
 		return
@@ -131,12 +138,14 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 		return
 	}
 	if _, err := c.rooms.Put(ctx, code, b); err != nil {
+		c.counters.writeErrors.Add(1)
 		if ctx.Err() == nil {
 			c.log.Warn("could not write a room; trying again", "room", code, "err", err)
 			c.RoomChanged(code)
 		}
 		return
 	}
+	c.counters.writes.Add(1)
 	c.mu.Lock()
 	c.written[code] = b
 	c.mu.Unlock()
@@ -190,6 +199,7 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 	}
 	en, err := parseEntry(code, e.Value())
 	if err != nil {
+		c.counters.malformed.Add(1)
 		c.log.Warn("ignoring a malformed room entry", "room", code, "err", err)
 		return
 	}

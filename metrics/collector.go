@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
@@ -35,6 +36,8 @@ type collector struct {
 	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
 
 	httpConns, webSockets, httpShed family
+
+	clusterConnected, clusterNodes, clusterWrites, clusterWriteErrors, clusterNodesLost, clusterMalformed family
 
 	all []family
 }
@@ -95,6 +98,17 @@ func newCollector(src Sources) *collector {
 	def(&c.webSockets, gauge, "http_websocket_connections", "Open lobby WebSockets.")
 	def(&c.httpShed, counter, "http_connections_shed_total",
 		"HTTP connections closed at the connection cap, by action: evicted (idle, to make room) or refused (none idle).", "action")
+
+	def(&c.clusterConnected, gauge, "cluster_connected", "1 while this node is connected to the cluster's NATS, 0 while not.")
+	def(&c.clusterNodes, gauge, "cluster_nodes", "Live nodes of the cluster as this node sees them, itself included.")
+	def(&c.clusterWrites, counter, "cluster_directory_writes_total",
+		"Room entries this node wrote to the cluster directory, by op: put (a claim or a listing) or delete (a closed or lost room).", "op")
+	def(&c.clusterWriteErrors, counter, "cluster_directory_errors_total",
+		"Directory writes and deletes of this node that NATS refused or that timed out.")
+	def(&c.clusterNodesLost, counter, "cluster_nodes_lost_total",
+		"Nodes this node called dead after they fell silent (their rooms lost), not counting nodes that left.")
+	def(&c.clusterMalformed, counter, "cluster_entries_malformed_total",
+		"Directory entries and cluster events read from NATS and refused as malformed.")
 	return c
 }
 
@@ -116,6 +130,23 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		c.httpShed.emit(ch, float64(h.Evicted), "evicted")
 		c.httpShed.emit(ch, float64(h.Refused), "refused")
 	}
+	if c.src.Cluster != nil {
+		c.collectCluster(ch, c.src.Cluster())
+	}
+}
+
+func (c *collector) collectCluster(ch chan<- prometheus.Metric, st cluster.Stats) {
+	connected := 0.0
+	if st.Connected {
+		connected = 1
+	}
+	c.clusterConnected.emit(ch, connected)
+	c.clusterNodes.emit(ch, float64(st.Nodes))
+	c.clusterWrites.emit(ch, float64(st.Writes), "put")
+	c.clusterWrites.emit(ch, float64(st.Deletes), "delete")
+	c.clusterWriteErrors.emit(ch, float64(st.WriteErrors))
+	c.clusterNodesLost.emit(ch, float64(st.NodesLost))
+	c.clusterMalformed.emit(ch, float64(st.Malformed))
 }
 
 func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metrics) {

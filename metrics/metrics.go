@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
@@ -29,6 +30,9 @@ type Sources struct {
 	Lobby func() signaling.Metrics
 	TURN  func() turn.Stats
 	HTTP  func() HTTP
+	// Cluster is nil on a single node: the cluster families are then not
+	// sent at all.
+	Cluster func() cluster.Stats
 }
 
 // HTTP is the HTTP server's connections.

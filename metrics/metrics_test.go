@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
@@ -44,6 +45,9 @@ func snapshot() Sources {
 			}
 		},
 		HTTP: func() HTTP { return HTTP{Open: 9, WebSockets: 4, Evicted: 2} },
+		Cluster: func() cluster.Stats {
+			return cluster.Stats{Connected: true, Nodes: 3, Writes: 120, Deletes: 40, WriteErrors: 2, NodesLost: 1, Malformed: 5}
+		},
 	}
 }
 
@@ -109,13 +113,34 @@ hostrelay_turn_connections{transport="tls"} 1
 # TYPE hostrelay_http_connections_shed_total counter
 hostrelay_http_connections_shed_total{action="evicted"} 2
 hostrelay_http_connections_shed_total{action="refused"} 0
+# HELP hostrelay_cluster_connected 1 while this node is connected to the cluster's NATS, 0 while not.
+# TYPE hostrelay_cluster_connected gauge
+hostrelay_cluster_connected 1
+# HELP hostrelay_cluster_nodes Live nodes of the cluster as this node sees them, itself included.
+# TYPE hostrelay_cluster_nodes gauge
+hostrelay_cluster_nodes 3
+# HELP hostrelay_cluster_directory_writes_total Room entries this node wrote to the cluster directory, by op: put (a claim or a listing) or delete (a closed or lost room).
+# TYPE hostrelay_cluster_directory_writes_total counter
+hostrelay_cluster_directory_writes_total{op="delete"} 40
+hostrelay_cluster_directory_writes_total{op="put"} 120
+# HELP hostrelay_cluster_directory_errors_total Directory writes and deletes of this node that NATS refused or that timed out.
+# TYPE hostrelay_cluster_directory_errors_total counter
+hostrelay_cluster_directory_errors_total 2
+# HELP hostrelay_cluster_nodes_lost_total Nodes this node called dead after they fell silent (their rooms lost), not counting nodes that left.
+# TYPE hostrelay_cluster_nodes_lost_total counter
+hostrelay_cluster_nodes_lost_total 1
+# HELP hostrelay_cluster_entries_malformed_total Directory entries and cluster events read from NATS and refused as malformed.
+# TYPE hostrelay_cluster_entries_malformed_total counter
+hostrelay_cluster_entries_malformed_total 5
 `
 	if err := testutil.CollectAndCompare(newCollector(snapshot()), strings.NewReader(want),
 		"hostrelay_lobby_sessions", "hostrelay_lobby_spectators", "hostrelay_lobby_spectates_total",
 		"hostrelay_lobby_spectator_frames_total", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
 		"hostrelay_turn_allocations", "hostrelay_turn_relayed_bytes_total", "hostrelay_turn_dropped_packets_total",
 		"hostrelay_turn_connections",
-		"hostrelay_http_connections_shed_total"); err != nil {
+		"hostrelay_http_connections_shed_total", "hostrelay_cluster_connected", "hostrelay_cluster_nodes",
+		"hostrelay_cluster_directory_writes_total", "hostrelay_cluster_directory_errors_total",
+		"hostrelay_cluster_nodes_lost_total", "hostrelay_cluster_entries_malformed_total"); err != nil {
 		t.Fatal(err)
 	}
 	// Closed connections: each reason for each transport, and the TLS
@@ -128,6 +153,11 @@ hostrelay_http_connections_shed_total{action="refused"} 0
 	src.HTTP = nil
 	if n := testutil.CollectAndCount(newCollector(src), "hostrelay_http_connections"); n != 0 {
 		t.Fatalf("%d HTTP samples without an HTTP source", n)
+	}
+	// A single node has no cluster families.
+	src.Cluster = nil
+	if n := testutil.CollectAndCount(newCollector(src), "hostrelay_cluster_nodes"); n != 0 {
+		t.Fatalf("%d cluster samples on a single node", n)
 	}
 }
 

@@ -179,7 +179,7 @@ func waitListed(t *testing.T, w *client.RoomWatch, code string, want bool, withi
 // room_lost on any node.
 func TestClusterOfThree(t *testing.T) {
 	natsURL := startNATS(t)
-	a := startNode(t, natsURL, "a", "eu")
+	a := startNode(t, natsURL, "a", "eu", "-metrics-addr", "127.0.0.1:0")
 	b := startNodeProcess(t, natsURL, "b", "us")
 	c := startNode(t, natsURL, "c", "ap")
 	aHTTP, cHTTP := a.Addrs().HTTP, c.Addrs().HTTP
@@ -279,6 +279,27 @@ func TestClusterOfThree(t *testing.T) {
 	}
 	// A's game goes on.
 	gamePacketsFlow(t, joined, roomA)
+
+	// A's metrics say what happened: two nodes now, one lost, its room
+	// written (a claim, then listings), and the join of the lost room counted.
+	m := scrapeMetrics(t, a.Addrs().Metrics)
+	for _, want := range []struct {
+		name   string
+		labels []string
+		value  float64
+	}{
+		{"hostrelay_cluster_connected", nil, 1},
+		{"hostrelay_cluster_nodes", nil, 2},
+		{"hostrelay_cluster_nodes_lost_total", nil, 1},
+		{"hostrelay_lobby_refusals_total", []string{"request=joinRoom", "reason=room_lost"}, 1},
+	} {
+		if got := m.get(t, want.name, want.labels...); got != want.value {
+			t.Errorf("%s%v = %v, want %v", want.name, want.labels, got, want.value)
+		}
+	}
+	if puts := m.get(t, "hostrelay_cluster_directory_writes_total", "op=put"); puts < 2 {
+		t.Errorf("A wrote %v directory entries, want its claim and a listing at least", puts)
+	}
 }
 
 func getJSON(url string, out any) error {

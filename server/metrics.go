@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/metrics"
 )
 
@@ -36,7 +37,17 @@ func (c *MetricsConfig) bind(b binder) {
 
 // metricsSources are the server's figures as the collector reads them.
 func (s *Server) metricsSources() metrics.Sources {
+	var clusterStats func() cluster.Stats
+	if s.cluster != nil {
+		clusterStats = func() cluster.Stats {
+			if cl := s.clusterNode(); cl != nil {
+				return cl.Stats()
+			}
+			return cluster.Stats{}
+		}
+	}
 	return metrics.Sources{
+		Cluster: clusterStats,
 		Lobby: s.hub.Metrics,
 		TURN:  s.turn.Stats,
 		HTTP: func() metrics.HTTP {

@@ -69,7 +69,8 @@ var refusalCodes = [...]string{ //nolint:gochecknoglobals // a read-only table
 	protocol.CodeNotInRoom, protocol.CodePeerNotFound, protocol.CodeForbidden, protocol.CodeKicked,
 	protocol.CodeNotReady, protocol.CodeNameRequired, protocol.CodeResumeFailed,
 	protocol.CodeRateLimited, protocol.CodeServerFull, protocol.CodeInternal, protocol.CodePartyNotFound,
-	protocol.CodePartyFull, protocol.CodeAlreadyInParty, protocol.CodeNotInParty, OtherLabel,
+	protocol.CodePartyFull, protocol.CodeAlreadyInParty, protocol.CodeNotInParty,
+	protocol.CodeRoomElsewhere, protocol.CodeRoomLost, protocol.CodeUnavailable, OtherLabel,
 }
 
 // labelIndex is the index of v in table, or of its last entry (OtherLabel).
