@@ -392,6 +392,20 @@ func TestClusterRedirects(t *testing.T) {
 	if !a.Hub().HasRoom(here.Room.Code) {
 		t.Fatal("a create for a region with no node was not made here")
 	}
+	// A party's leader asking for B's region: the party lives on A, so the
+	// room is made on A rather than move the leader away from its party.
+	leader := dialLobby(t, aHTTP, "Lea")
+	var party protocol.PartyJoined
+	if err := leader.call(protocol.TypeCreateParty, &protocol.CreateParty{}, &party); err != nil {
+		t.Fatal(err)
+	}
+	var partyRoom protocol.RoomJoined
+	if err := leader.call(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "party", MaxPlayers: 4, Region: "us"}, &partyRoom); err != nil {
+		t.Fatalf("create in a party asking for region us: %v", err)
+	}
+	if !a.Hub().HasRoom(partyRoom.Room.Code) {
+		t.Fatal("a party leader's room was not made on the party's node")
+	}
 
 	// B shuts down: its room is gone from A at once, not lost.
 	watcher := dialLobby(t, aHTTP, "Watch")
