@@ -48,8 +48,8 @@ func (s *Server) metricsSources() metrics.Sources {
 	}
 	return metrics.Sources{
 		Cluster: clusterStats,
-		Lobby: s.hub.Metrics,
-		TURN:  s.turn.Stats,
+		Lobby:   s.hub.Metrics,
+		TURN:    s.turn.Stats,
 		HTTP: func() metrics.HTTP {
 			open, webSockets := s.conns.counts()
 			return metrics.HTTP{Open: open, WebSockets: webSockets, Evicted: s.conns.evicted.Load(), Refused: s.conns.refused.Load()}
