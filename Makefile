@@ -6,7 +6,7 @@ E2E_BIN := bin/hostrelay-e2e
 NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json games/*/package.json examples/*/package.json)
@@ -43,6 +43,10 @@ build: web
 ## run: build everything and start the server on :8080 (TURN on 3478 UDP+TCP)
 run: build
 	./$(BIN) $(ARGS)
+
+## run-cluster: two nodes (:8081 eu-west, :8082 us-east) and NATS on this machine, to try a cluster (docs/cluster.md); Ctrl-C stops them
+run-cluster: build build-natsd
+	deploy/run-cluster.sh $(ARGS)
 
 ## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
 test: build vet test-go test-web test-packages e2e
