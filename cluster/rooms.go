@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -89,15 +90,40 @@ func (c *Cluster) flusher(ctx context.Context) {
 		dirty := c.dirty
 		c.dirty = make(map[string]struct{})
 		c.mu.Unlock()
-		for code := range dirty {
-			c.flushRoom(ctx, code)
-		}
+		c.flushAll(ctx, dirty)
 		select { // changes in the meantime wait for the next round
 		case <-ctx.Done():
 			return
 		case <-time.After(c.cfg.FlushInterval):
 		}
 	}
+}
+
+// flushWorkers bounds the writes in flight at once. One write is a round
+// trip to NATS; one at a time carried about 1,800 a second on this
+// machine's loopback, under what 500 busy rooms offer (5,000 at ten a
+// second each).
+const flushWorkers = 16
+
+// flushAll writes one round of dirty rooms, several at once. A code is in a
+// round once and rounds do not overlap, so each room's writes stay in order.
+func (c *Cluster) flushAll(ctx context.Context, dirty map[string]struct{}) {
+	codes := make(chan string)
+	var wg sync.WaitGroup
+	for range min(flushWorkers, len(dirty)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for code := range codes {
+				c.flushRoom(ctx, code)
+			}
+		}()
+	}
+	for code := range dirty {
+		codes <- code
+	}
+	close(codes)
+	wg.Wait()
 }
 
 func (c *Cluster) flushRoom(ctx context.Context, code string) {

@@ -81,7 +81,7 @@ func (d *driver) cluster(ctx context.Context) error {
 		return err
 	}
 	if err := d.clusterDirectory(ctx, natsURL, a, b.http, res); err != nil {
-		return err
+		return fmt.Errorf("%w\nnode a:\n%s", err, a.output())
 	}
 	d.res.Cluster = res
 	return nil
@@ -193,6 +193,19 @@ func (d *driver) clusterDirectory(ctx context.Context, natsURL string, a *hostre
 			return err
 		}
 		codes = append(codes, rj.Room.Code)
+	}
+	// Each rename is answered (ok, roomUpdated): read them, or the node
+	// drops the host as a slow consumer.
+	drain, stopDrain := context.WithCancel(ctx)
+	defer stopDrain()
+	for _, h := range hosts {
+		go func() {
+			for {
+				if _, err := h.Read(drain); err != nil {
+					return
+				}
+			}
+		}()
 	}
 
 	// sent[code][seq] is when room code got the name "rI seq".
