@@ -23,8 +23,10 @@ type Local interface {
 	// RoomListing is what the directory should hold for a local room:
 	// whether it is public and its summary; ok is false once it is gone.
 	RoomListing(code string) (sum protocol.RoomSummary, public, ok bool)
-	// LocalRooms lists the codes of this node's rooms.
+	// LocalRooms lists the codes of this node's rooms; RoomCount counts
+	// them (every heartbeat carries it).
 	LocalRooms() []string
+	RoomCount() int
 	// RemoteRoomSet lists (or updates) a public room of another node;
 	// RemoteRoomGone takes one off the list.
 	RemoteRoomSet(sum protocol.RoomSummary)

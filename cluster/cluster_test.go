@@ -51,6 +51,12 @@ func (l *lobby) LocalRooms() []string {
 	return out
 }
 
+func (l *lobby) RoomCount() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return len(l.rooms)
+}
+
 func (l *lobby) RemoteRoomSet(s protocol.RoomSummary) {
 	l.mu.Lock()
 	defer l.mu.Unlock()

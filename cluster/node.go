@@ -29,7 +29,7 @@ type Node struct {
 func (c *Cluster) announce(ctx context.Context) error {
 	self := c.cfg.Self
 	if c.local != nil {
-		self.Rooms = len(c.local.LocalRooms())
+		self.Rooms = c.local.RoomCount()
 	}
 	b, err := json.Marshal(self)
 	if err != nil {
@@ -230,7 +230,7 @@ func (c *Cluster) deleteRooms(codes []string) {
 func (c *Cluster) Nodes() []Node {
 	self := c.cfg.Self
 	if c.local != nil {
-		self.Rooms = len(c.local.LocalRooms())
+		self.Rooms = c.local.RoomCount()
 	}
 	c.mu.Lock()
 	out := make([]Node, 0, len(c.peers)+1)
@@ -246,13 +246,18 @@ func (c *Cluster) Nodes() []Node {
 // Origins are the host[:port] of every live node's public URL: a page one
 // node served may open the lobby WebSocket of another.
 func (c *Cluster) Origins() []string {
-	nodes := c.Nodes()
-	out := make([]string, 0, len(nodes))
-	for _, n := range nodes {
-		if h := hostOf(n.URL); h != "" {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make([]string, 0, len(c.peers)+1)
+	if h := hostOf(c.cfg.Self.URL); h != "" {
+		out = append(out, h)
+	}
+	for _, p := range c.peers {
+		if h := hostOf(p.node.URL); h != "" {
 			out = append(out, h)
 		}
 	}
+	slices.Sort(out)
 	return out
 }
 

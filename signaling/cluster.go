@@ -168,6 +168,13 @@ func (h *Hub) LocalRooms() []string {
 	return out
 }
 
+// RoomCount counts this node's rooms (cluster.Local).
+func (h *Hub) RoomCount() int {
+	h.mu.RLock()
+	defer h.mu.RUnlock()
+	return len(h.rooms)
+}
+
 // RemoteRoomSet lists another node's public room here (cluster.Local).
 func (h *Hub) RemoteRoomSet(sum protocol.RoomSummary) {
 	h.mu.Lock()
