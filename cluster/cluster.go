@@ -41,11 +41,16 @@ type Cluster struct {
 	cfg   Config
 	log   *slog.Logger
 	nc    *nats.Conn
-	nodes jetstream.KeyValue
-	rooms jetstream.KeyValue
+	js    jetstream.JetStream
 	local Local
 
+	// runCtx ends with the node; stopWatch ends the current watches.
+	runCtx    context.Context //nolint:containedctx // the node's lifetime, for watches restarted by recover
+	stopWatch context.CancelFunc
+
 	mu sync.Mutex
+	// nodes and rooms are the buckets; recover replaces them.
+	nodes, rooms jetstream.KeyValue
 	// peers are the other nodes by id, with when each was last heard.
 	peers map[string]*peer
 	// where maps every other node's room codes to their node.
@@ -60,11 +65,14 @@ type Cluster struct {
 
 	counters counters
 
-	kick   chan struct{} // wakes the flusher
-	stop   context.CancelFunc
-	wg     sync.WaitGroup
-	subs   []*nats.Subscription
-	synced chan struct{} // closed once both buckets' initial values are read
+	kick chan struct{} // wakes the flusher
+	// reconnected wakes the recoverer: after a reconnect the buckets may be
+	// gone (a restarted NATS) and the watches broken.
+	reconnected chan struct{}
+	stop        context.CancelFunc
+	wg          sync.WaitGroup
+	subs        []*nats.Subscription
+	synced      chan struct{} // closed once both buckets' initial values are read
 }
 
 type peer struct {
@@ -83,16 +91,17 @@ func New(cfg Config) (*Cluster, error) {
 		cfg.Logger = slog.Default()
 	}
 	return &Cluster{
-		cfg:       cfg,
-		log:       cfg.Logger.With("component", "cluster", "node", cfg.Self.ID),
-		peers:     make(map[string]*peer),
-		where:     make(map[string]string),
-		lostRooms: make(map[string]time.Time),
-		lostNodes: make(map[string]time.Time),
-		dirty:     make(map[string]struct{}),
-		written:   make(map[string][]byte),
-		kick:      make(chan struct{}, 1),
-		synced:    make(chan struct{}),
+		cfg:         cfg,
+		log:         cfg.Logger.With("component", "cluster", "node", cfg.Self.ID),
+		peers:       make(map[string]*peer),
+		where:       make(map[string]string),
+		lostRooms:   make(map[string]time.Time),
+		lostNodes:   make(map[string]time.Time),
+		dirty:       make(map[string]struct{}),
+		written:     make(map[string][]byte),
+		kick:        make(chan struct{}, 1),
+		reconnected: make(chan struct{}, 1),
+		synced:      make(chan struct{}),
 	}, nil
 }
 
@@ -112,6 +121,10 @@ func (c *Cluster) Start(ctx context.Context, local Local) error {
 		}),
 		nats.ReconnectHandler(func(nc *nats.Conn) {
 			c.log.Info("nats reconnected", "url", nc.ConnectedUrlRedacted())
+			select { // the recoverer renews buckets and watches
+			case c.reconnected <- struct{}{}:
+			default:
+			}
 		}),
 	)
 	if err != nil {
@@ -130,46 +143,30 @@ func (c *Cluster) open(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("cluster: jetstream: %w", err)
 	}
-	// Memory storage: the directory describes live processes, and each node
-	// rewrites its part after a NATS restart (republish).
-	if c.nodes, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: c.cfg.Name + "_nodes", History: 1, TTL: 10 * c.cfg.DeadAfter,
-		MaxValueSize: 4096, Storage: jetstream.MemoryStorage, Replicas: c.cfg.Replicas,
-	}); err != nil {
-		return fmt.Errorf("cluster: nodes bucket: %w", err)
-	}
-	if c.rooms, err = js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
-		Bucket: c.cfg.Name + "_rooms", History: 1,
-		MaxValueSize: 4096, Storage: jetstream.MemoryStorage, Replicas: c.cfg.Replicas,
-	}); err != nil {
-		return fmt.Errorf("cluster: rooms bucket: %w", err)
+	c.js = js
+	if err := c.ensureBuckets(ctx); err != nil {
+		return err
 	}
 	if err := c.claimNodeID(ctx); err != nil {
 		return err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	c.stop = cancel
+	c.runCtx = runCtx
 	if err := c.subscribe(); err != nil {
 		cancel()
 		return err
 	}
-	nodesW, err := c.nodes.WatchAll(runCtx)
+	synced, err := c.startWatches()
 	if err != nil {
 		cancel()
-		return fmt.Errorf("cluster: watch nodes: %w", err)
+		return err
 	}
-	roomsW, err := c.rooms.WatchAll(runCtx)
-	if err != nil {
-		cancel()
-		return fmt.Errorf("cluster: watch rooms: %w", err)
-	}
-	nodesSynced, roomsSynced := make(chan struct{}), make(chan struct{})
-	c.goRun(func() { c.watchNodes(runCtx, nodesW, nodesSynced) })
-	c.goRun(func() { c.watchRooms(runCtx, roomsW, roomsSynced) })
 	c.goRun(func() { c.heartbeat(runCtx) })
 	c.goRun(func() { c.sweep(runCtx) })
 	c.goRun(func() { c.flusher(runCtx) })
-	for _, ch := range []chan struct{}{nodesSynced, roomsSynced} {
+	c.goRun(func() { c.recoverer(runCtx) })
+	for _, ch := range synced {
 		select {
 		case <-ch:
 		case <-ctx.Done():
@@ -183,6 +180,85 @@ func (c *Cluster) open(ctx context.Context) error {
 	return nil
 }
 
+// ensureBuckets creates the two buckets, or finds them. Memory storage:
+// the directory describes live processes, and a NATS restart that loses it
+// is repaired by the nodes themselves (recover).
+func (c *Cluster) ensureBuckets(ctx context.Context) error {
+	nodes, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: c.cfg.Name + "_nodes", History: 1, TTL: 10 * c.cfg.DeadAfter,
+		MaxValueSize: maxEntry, Storage: jetstream.MemoryStorage, Replicas: c.cfg.Replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: nodes bucket: %w", err)
+	}
+	rooms, err := c.js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{
+		Bucket: c.cfg.Name + "_rooms", History: 1,
+		MaxValueSize: maxEntry, Storage: jetstream.MemoryStorage, Replicas: c.cfg.Replicas,
+	})
+	if err != nil {
+		return fmt.Errorf("cluster: rooms bucket: %w", err)
+	}
+	c.mu.Lock()
+	c.nodes, c.rooms = nodes, rooms
+	c.mu.Unlock()
+	return nil
+}
+
+// startWatches (re)starts following both buckets, ending any earlier
+// watch; the channels close once each has read the initial values.
+func (c *Cluster) startWatches() ([]chan struct{}, error) {
+	c.mu.Lock()
+	if c.stopWatch != nil {
+		c.stopWatch()
+	}
+	wctx, cancel := context.WithCancel(c.runCtx)
+	c.stopWatch = cancel
+	nodes, rooms := c.nodes, c.rooms
+	c.mu.Unlock()
+	nodesW, err := nodes.WatchAll(wctx)
+	if err != nil {
+		return nil, fmt.Errorf("cluster: watch nodes: %w", err)
+	}
+	roomsW, err := rooms.WatchAll(wctx)
+	if err != nil {
+		_ = nodesW.Stop()
+		return nil, fmt.Errorf("cluster: watch rooms: %w", err)
+	}
+	nodesSynced, roomsSynced := make(chan struct{}), make(chan struct{})
+	c.goRun(func() { c.watchNodes(wctx, nodesW, nodesSynced) })
+	c.goRun(func() { c.watchRooms(wctx, roomsW, roomsSynced) })
+	return []chan struct{}{nodesSynced, roomsSynced}, nil
+}
+
+// recoverer renews the directory after every reconnect to NATS.
+func (c *Cluster) recoverer(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.reconnected:
+			c.recover(ctx)
+		}
+	}
+}
+
+// recover repairs the directory after NATS lost it (a NATS restart with the
+// buckets in memory): the buckets again, the watches again, and this node's
+// rooms written back. Called by the heartbeat when NATS answers but a write
+// failed; cheap when nothing was lost.
+func (c *Cluster) recover(ctx context.Context) {
+	if err := c.ensureBuckets(ctx); err != nil {
+		c.log.Warn("cluster directory: could not make the buckets", "err", err)
+		return
+	}
+	if _, err := c.startWatches(); err != nil {
+		c.log.Warn("cluster directory: could not watch the buckets", "err", err)
+		return
+	}
+	c.republish()
+	c.log.Info("cluster directory: buckets and watches renewed; writing this node's rooms again")
+}
+
 func (c *Cluster) goRun(f func()) {
 	c.wg.Add(1)
 	go func() { defer c.wg.Done(); f() }()
@@ -192,7 +268,7 @@ func (c *Cluster) goRun(f func()) {
 // a live node rewrote within DeadAfter (two nodes with one id would delete
 // each other's rooms).
 func (c *Cluster) claimNodeID(ctx context.Context) error {
-	e, err := c.nodes.Get(ctx, c.cfg.Self.ID)
+	e, err := c.nodesKV().Get(ctx, c.cfg.Self.ID)
 	switch {
 	case err == nil && e.Operation() == jetstream.KeyValuePut && time.Since(e.Created()) < c.cfg.DeadAfter:
 		return fmt.Errorf("%w: %q (heard %s ago); choose another -node-id", ErrNodeIDInUse, c.cfg.Self.ID,
@@ -241,11 +317,11 @@ func (c *Cluster) Close(ctx context.Context) error {
 		return kv.Delete(dctx, key)
 	}
 	for _, code := range codes {
-		if err := del(c.rooms, code); err != nil {
+		if err := del(c.roomsKV(), code); err != nil {
 			errs = append(errs, fmt.Errorf("cluster: delete room %s: %w", code, err))
 		}
 	}
-	if err := del(c.nodes, c.cfg.Self.ID); err != nil {
+	if err := del(c.nodesKV(), c.cfg.Self.ID); err != nil {
 		errs = append(errs, fmt.Errorf("cluster: delete presence: %w", err))
 	}
 	for _, s := range c.subs {
@@ -324,4 +400,18 @@ func (c *Cluster) Stats() Stats {
 		Writes: c.counters.writes.Load(), Deletes: c.counters.deletes.Load(), WriteErrors: c.counters.writeErrors.Load(),
 		NodesLost: c.counters.nodesLost.Load(), Malformed: c.counters.malformed.Load(),
 	}
+}
+
+// nodesKV and roomsKV are the buckets as they are now (recover may make
+// them again).
+func (c *Cluster) nodesKV() jetstream.KeyValue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.nodes
+}
+
+func (c *Cluster) roomsKV() jetstream.KeyValue {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.rooms
 }

@@ -207,8 +207,8 @@ func TestDeadNodeRoomsLeave(t *testing.T) {
 		t.Fatalf("node b: %v, want Lost", w)
 	}
 	testwait.For(t, "b's rooms deleted from the bucket", func() bool {
-		_, err1 := a.rooms.Get(t.Context(), "PBC2345")
-		_, err2 := a.rooms.Get(t.Context(), "PRV2345")
+		_, err1 := a.roomsKV().Get(t.Context(), "PBC2345")
+		_, err2 := a.roomsKV().Get(t.Context(), "PRV2345")
 		return errors.Is(err1, jetstream.ErrKeyNotFound) && errors.Is(err2, jetstream.ErrKeyNotFound)
 	})
 	if nodes := a.Nodes(); len(nodes) != 1 || nodes[0].ID != "a" {
@@ -257,7 +257,7 @@ func TestRoomClosedLeavesTheList(t *testing.T) {
 	lb.remove("PBC2345")
 	b.RoomChanged("PBC2345")
 	testwait.For(t, "off the list", func() bool { _, ok := la.listed("PBC2345"); return !ok })
-	if _, err := b.rooms.Get(t.Context(), "PBC2345"); !errors.Is(err, jetstream.ErrKeyNotFound) {
+	if _, err := b.roomsKV().Get(t.Context(), "PBC2345"); !errors.Is(err, jetstream.ErrKeyNotFound) {
 		t.Fatalf("entry after close: %v", err)
 	}
 	// A claimed code no room took is given back.
@@ -266,7 +266,7 @@ func TestRoomClosedLeavesTheList(t *testing.T) {
 	}
 	b.ReleaseRoom("NNN2345")
 	testwait.For(t, "released", func() bool {
-		_, err := b.rooms.Get(t.Context(), "NNN2345")
+		_, err := b.roomsKV().Get(t.Context(), "NNN2345")
 		return errors.Is(err, jetstream.ErrKeyNotFound)
 	})
 }
@@ -283,11 +283,11 @@ func TestRoomWrittenBack(t *testing.T) {
 	}
 	b.RoomChanged("PBC2345")
 	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
-	if err := a.rooms.Delete(t.Context(), "PBC2345"); err != nil {
+	if err := a.roomsKV().Delete(t.Context(), "PBC2345"); err != nil {
 		t.Fatal(err)
 	}
 	testwait.For(t, "written back", func() bool {
-		e, err := a.rooms.Get(t.Context(), "PBC2345")
+		e, err := a.roomsKV().Get(t.Context(), "PBC2345")
 		return err == nil && strings.Contains(string(e.Value()), `"node":"b"`)
 	})
 	testwait.For(t, "listed again", func() bool { _, ok := la.listed("PBC2345"); return ok })
@@ -455,4 +455,49 @@ func (c *Cluster) mirrored(code string) bool {
 	defer c.mu.Unlock()
 	_, ok := c.where[code]
 	return ok
+}
+
+// TestNATSRestart: the buckets live in NATS's memory, so a NATS restart
+// loses the whole directory. Each node makes the buckets again and writes
+// its part back: presence, claims and listings; the lists fill again.
+func TestNATSRestart(t *testing.T) {
+	dir := t.TempDir()
+	ns, err := natsd.Start(t.Context(), natsd.Options{StoreDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := ns.URL()
+	addr := strings.TrimPrefix(url, "nats://")
+	a, la := join(t, fast(url, "a", "eu"))
+	b, lb := join(t, fast(url, "b", "us"))
+	lb.add("PBC2345", publicRoom("lobby"))
+	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
+		t.Fatal(err)
+	}
+	b.RoomChanged("PBC2345")
+	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
+
+	ns.Close()
+	ns2, err := natsd.Start(t.Context(), natsd.Options{Addr: addr, StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	restarted := time.Now()
+	testwait.For(t, "b's room back in the bucket", func() bool {
+		e, err := a.roomsKV().Get(t.Context(), "PBC2345")
+		return err == nil && strings.Contains(string(e.Value()), `"node":"b"`)
+	})
+	testwait.For(t, "a sees b again", func() bool { return len(a.Nodes()) == 2 })
+	testwait.For(t, "listed on a again", func() bool { _, ok := la.listed("PBC2345"); return ok })
+	t.Logf("the directory was whole again %s after NATS came back", time.Since(restarted).Round(time.Millisecond))
+	if err := a.ClaimRoom(t.Context(), "PBC2345"); !errors.Is(err, ErrCodeTaken) {
+		t.Fatalf("claim of b's code after the restart: %v, want ErrCodeTaken", err)
+	}
+	// The nodes leave before this NATS stops (cleanups run after).
+	for _, c := range []*Cluster{a, b} {
+		if err := c.Close(t.Context()); err != nil {
+			t.Error(err)
+		}
+	}
+	ns2.Close()
 }

@@ -37,7 +37,7 @@ func (c *Cluster) announce(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	_, err = c.nodes.Put(ctx, self.ID, b)
+	_, err = c.nodesKV().Put(ctx, self.ID, b)
 	return err
 }
 
@@ -47,7 +47,7 @@ func (c *Cluster) announce(ctx context.Context) error {
 func (c *Cluster) heartbeat(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Heartbeat)
 	defer t.Stop()
-	lastOK := time.Now()
+	lastOK, lastRecover := time.Now(), time.Time{}
 	for {
 		select {
 		case <-ctx.Done():
@@ -55,8 +55,16 @@ func (c *Cluster) heartbeat(ctx context.Context) {
 		case <-t.C:
 		}
 		if err := c.announce(ctx); err != nil {
-			if ctx.Err() == nil {
-				c.log.Warn("heartbeat failed", "err", err, "since_ok", time.Since(lastOK).Round(time.Millisecond))
+			if ctx.Err() != nil {
+				return
+			}
+			c.log.Warn("heartbeat failed", "err", err, "since_ok", time.Since(lastOK).Round(time.Millisecond))
+			// NATS answers but the write failed: the buckets may be gone
+			// (a NATS restart loses them). Make them again, at most once
+			// per DeadAfter.
+			if c.nc.IsConnected() && time.Since(lastRecover) > c.cfg.DeadAfter {
+				lastRecover = time.Now()
+				c.recover(ctx)
 			}
 			continue
 		}
@@ -215,7 +223,7 @@ func (c *Cluster) firstLiveLocked() bool {
 func (c *Cluster) deleteRooms(codes []string) {
 	for _, code := range codes {
 		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.RequestTimeout)
-		err := c.rooms.Delete(ctx, code)
+		err := c.roomsKV().Delete(ctx, code)
 		cancel()
 		if err != nil {
 			c.counters.writeErrors.Add(1)

@@ -32,7 +32,7 @@ func (c *Cluster) ClaimRoom(ctx context.Context, code string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
-	if _, err := c.rooms.Create(ctx, code, b); err != nil {
+	if _, err := c.roomsKV().Create(ctx, code, b); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
 			return fmt.Errorf("%w: %s", ErrCodeTaken, code)
 		}
@@ -136,7 +136,7 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 		delete(c.written, code)
 		c.mu.Unlock()
 		if had {
-			if err := c.rooms.Delete(ctx, code); err != nil {
+			if err := c.roomsKV().Delete(ctx, code); err != nil {
 				c.counters.writeErrors.Add(1)
 				if ctx.Err() == nil {
 					c.log.Warn("could not delete a closed room", "room", code, "err", err)
@@ -163,7 +163,7 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 	if same {
 		return
 	}
-	if _, err := c.rooms.Put(ctx, code, b); err != nil {
+	if _, err := c.roomsKV().Put(ctx, code, b); err != nil {
 		c.counters.writeErrors.Add(1)
 		if ctx.Err() == nil {
 			c.log.Warn("could not write a room; trying again", "room", code, "err", err)
@@ -177,9 +177,12 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 	c.mu.Unlock()
 }
 
-// watchRooms follows the rooms bucket into this node's lists.
+// watchRooms follows the rooms bucket into this node's lists. A watch
+// started again (recover) reads the whole bucket first: rooms the mirror
+// holds that are not in it any more went while the watch was down.
 func (c *Cluster) watchRooms(ctx context.Context, w jetstream.KeyWatcher, synced chan struct{}) {
 	defer func() { _ = w.Stop() }()
+	initial := make(map[string]struct{})
 	for {
 		select {
 		case <-ctx.Done():
@@ -189,11 +192,38 @@ func (c *Cluster) watchRooms(ctx context.Context, w jetstream.KeyWatcher, synced
 				return
 			}
 			if e == nil {
-				close(synced)
+				if initial != nil {
+					c.forgetUnseen(initial)
+					initial = nil
+					close(synced)
+				}
 				continue
+			}
+			if initial != nil {
+				initial[e.Key()] = struct{}{}
 			}
 			c.roomEntry(e)
 		}
+	}
+}
+
+// forgetUnseen drops other nodes' rooms that a full read of the bucket did
+// not find.
+func (c *Cluster) forgetUnseen(seen map[string]struct{}) {
+	c.mu.Lock()
+	var gone []string
+	for code, node := range c.where {
+		if _, ok := seen[code]; !ok {
+			gone = append(gone, code)
+			delete(c.where, code)
+			if p := c.peers[node]; p != nil {
+				delete(p.rooms, code)
+			}
+		}
+	}
+	c.mu.Unlock()
+	for _, code := range gone {
+		c.local.RemoteRoomGone(code)
 	}
 }
 
@@ -282,7 +312,7 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 	}
 	if !known {
 		gctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
-		e, err := c.rooms.Get(gctx, code)
+		e, err := c.roomsKV().Get(gctx, code)
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
