@@ -490,6 +490,11 @@ func TestNATSRestart(t *testing.T) {
 	testwait.For(t, "a sees b again", func() bool { return len(a.Nodes()) == 2 })
 	testwait.For(t, "listed on a again", func() bool { _, ok := la.listed("PBC2345"); return ok })
 	t.Logf("the directory was whole again %s after NATS came back", time.Since(restarted).Round(time.Millisecond))
+	// NATS went away, not a node: a node cut off from NATS hears nobody, and
+	// must not take that for everyone's death.
+	if n := a.Stats().NodesLost + b.Stats().NodesLost; n != 0 {
+		t.Errorf("%d nodes called dead during a NATS restart", n)
+	}
 	if err := a.ClaimRoom(t.Context(), "PBC2345"); !errors.Is(err, ErrCodeTaken) {
 		t.Fatalf("claim of b's code after the restart: %v, want ErrCodeTaken", err)
 	}

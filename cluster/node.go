@@ -138,6 +138,9 @@ func (c *Cluster) nodeEntry(e jetstream.KeyValueEntry) {
 func (c *Cluster) sweep(ctx context.Context) {
 	t := time.NewTicker(c.cfg.Heartbeat / 4)
 	defer t.Stop()
+	// cut is when this node was last seen cut off from NATS: silence up to
+	// then says nothing of the others, so it counts only from there.
+	var cut time.Time
 	for {
 		select {
 		case <-ctx.Done():
@@ -145,10 +148,18 @@ func (c *Cluster) sweep(ctx context.Context) {
 		case <-t.C:
 		}
 		now := time.Now()
+		if !c.nc.IsConnected() {
+			cut = now
+			continue
+		}
 		var dead []string
 		c.mu.Lock()
 		for id, p := range c.peers {
-			if now.Sub(p.lastSeen) > c.cfg.DeadAfter {
+			heard := p.lastSeen
+			if cut.After(heard) {
+				heard = cut
+			}
+			if now.Sub(heard) > c.cfg.DeadAfter {
 				dead = append(dead, id)
 			}
 		}

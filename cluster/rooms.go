@@ -263,9 +263,12 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 		return
 	}
 	c.mu.Lock()
-	if _, dead := c.lostNodes[en.Node]; dead {
-		c.mu.Unlock()
-		return // a late write of a node already called dead
+	if _, dead := c.lostNodes[en.Node]; dead && c.peers[en.Node] == nil {
+		// A node called dead writes nothing; its entries are deleted by the
+		// first live node. A late one is taken in (the node may have been
+		// cut off, not dead): if no heartbeat follows, the sweep drops it
+		// again after DeadAfter.
+		delete(c.lostNodes, en.Node)
 	}
 	p := c.peers[en.Node]
 	if p == nil {
@@ -303,6 +306,10 @@ const (
 // whether the room is still live, so a player is never sent to a room
 // that closed, or to a node that died, in the last moments.
 func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) {
+	if !c.nc.IsConnected() {
+		// Cut off, this node's mirror and tombstones may be stale.
+		return Nowhere, Node{}, ErrDisconnected
+	}
 	c.mu.Lock()
 	id, known := c.where[code]
 	_, lost := c.lostRooms[code]
