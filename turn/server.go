@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
-			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen(), fast: s.reg.stats.newListener()},
+			PacketConn:            newTurnConn(u, s.reg, s.newScreen(), s.reg.stats.newListener(), cfg.UDPBatch),
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
 		})
@@ -197,7 +197,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Lock()
 	s.stopCtx = stop
 	s.stopMu.Unlock()
-	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "tcp", addrString(s.TCPAddr()),
+	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "udp_batch", cfg.UDPBatch, "tcp", addrString(s.TCPAddr()),
 		"tls", addrString(s.TLSAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
 		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
