@@ -143,9 +143,13 @@ func (m *mmsgIO) write(ds []datagram) (int, error) {
 
 // recv and send run one call on the socket; false asks the netpoller to
 // wait until the socket is ready.
-func (m *mmsgIO) recv(fd uintptr) bool { return m.call(fd, unix.SYS_RECVMMSG, &m.rhdrs[0], &m.count.reads) }
+func (m *mmsgIO) recv(fd uintptr) bool {
+	return m.call(fd, unix.SYS_RECVMMSG, &m.rhdrs[0], &m.count.reads)
+}
 
-func (m *mmsgIO) send(fd uintptr) bool { return m.call(fd, unix.SYS_SENDMMSG, &m.whdrs[0], &m.count.writes) }
+func (m *mmsgIO) send(fd uintptr) bool {
+	return m.call(fd, unix.SYS_SENDMMSG, &m.whdrs[0], &m.count.writes)
+}
 
 func (m *mmsgIO) call(fd, nr uintptr, hdrs *mmsghdr, calls *atomic.Uint64) bool {
 	for {
