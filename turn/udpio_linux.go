@@ -154,8 +154,12 @@ func (m *mmsgIO) send(fd uintptr) bool {
 func (m *mmsgIO) call(fd, nr uintptr, hdrs *mmsghdr, calls *atomic.Uint64) bool {
 	for {
 		calls.Add(1)
+		// hdrs and everything they point to are heap memory mmsgIO keeps
+		// alive, and Go's collector does not move it.
+		//nolint:gosec // G103: the mmsghdr array for the call
 		r, _, e := unix.Syscall6(nr, fd, uintptr(unsafe.Pointer(hdrs)), uintptr(m.vlen), 0, 0, 0)
-		switch e { //nolint:exhaustive // the rest are errors
+		//nolint:exhaustive // the rest are errors
+		switch e {
 		case 0:
 			m.done, m.errno = int(r), 0
 
