@@ -92,6 +92,9 @@ func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 					// arrived has been counted.
 					t.fast.add(m - channelHeader)
 					t.out = append(t.out, datagram{buf: b, n: m, addr: to})
+					if len(t.out) == sendGroup {
+						t.flush()
+					}
 				}
 
 				continue
@@ -113,6 +116,12 @@ func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		return copy(p, b[:n]), net.UDPAddrFromAddrPort(src), nil
 	}
 }
+
+// sendGroup bounds how many forwarded packets wait for one sendmmsg: the
+// first of a full read batch would otherwise wait for 63 others to be looked
+// up (about 25 us) before it leaves. 16 keeps that to a few microseconds for
+// one more call per 16 packets, against two calls per packet unbatched.
+const sendGroup = 16
 
 // flush sends the fast path's pending packets. A packet the kernel refuses
 // is dropped, as a failed single send was, and the rest still go.

@@ -317,6 +317,19 @@ type fakeIO struct {
 	// next one is then refused.
 	writes []fakeWrite
 	sent   []string
+	calls  []int // datagrams offered to each write
+}
+
+// useIO makes the rig's listener read and send through io, with 64 read
+// slots whatever the platform gave it.
+func (r *listenerRig) useIO(io udpIO) {
+	r.tc.io = io
+	if len(r.tc.in) < DefaultUDPBatch {
+		r.tc.in = make([]datagram, DefaultUDPBatch)
+		for i := range r.tc.in {
+			r.tc.in[i].buf = make([]byte, inboundMTU)
+		}
+	}
 }
 
 type fakeWrite struct {
@@ -344,6 +357,7 @@ func (f *fakeIO) write(ds []datagram) (int, error) {
 		w = f.writes[0]
 		f.writes = f.writes[1:]
 	}
+	f.calls = append(f.calls, len(ds))
 	n := min(w.n, len(ds))
 	for _, d := range ds[:n] {
 		f.sent = append(f.sent, fmt.Sprintf("%s %s", d.addr, d.buf[channelHeader:d.n]))
@@ -372,7 +386,7 @@ func TestListenerPartialWrite(t *testing.T) {
 		}
 	}
 	f.batches = [][]datagram{batch}
-	r.tc.io = f
+	r.useIO(f)
 	if _, _, err := r.tc.ReadFrom(r.buf); err == nil {
 		t.Fatal("ReadFrom returned a packet")
 	}
@@ -381,6 +395,32 @@ func TestListenerPartialWrite(t *testing.T) {
 	}
 	if st := r.reg.stats.fast(); st.Packets != 8 {
 		t.Fatalf("fast path counted %d packets, want the 8 it forwarded", st.Packets)
+	}
+}
+
+// A full batch of forwards goes out in groups of sendGroup, so the first
+// packet read does not wait for all the others to be looked up; the order
+// holds across groups, and a packet for pion still sends what came before.
+func TestListenerSendsInGroups(t *testing.T) {
+	r := newListenerRig(t, DefaultUDPBatch)
+	f := &fakeIO{}
+	var batch []datagram
+	var want []string
+	for i := range 2*sendGroup + 8 {
+		p := channelData(0x4000, fmt.Sprintf("p%d", i))
+		batch = append(batch, datagram{buf: p, n: len(p), addr: r.a.client})
+		want = append(want, fmt.Sprintf("%s p%d", r.b.client, i))
+	}
+	f.batches = [][]datagram{batch}
+	r.useIO(f)
+	if _, _, err := r.tc.ReadFrom(r.buf); err == nil {
+		t.Fatal("ReadFrom returned a packet")
+	}
+	if fmt.Sprint(f.calls) != fmt.Sprint([]int{sendGroup, sendGroup, 8}) {
+		t.Fatalf("writes of %v datagrams, want %v", f.calls, []int{sendGroup, sendGroup, 8})
+	}
+	if fmt.Sprint(f.sent) != fmt.Sprint(want) {
+		t.Fatalf("sent %q\nwant %q", f.sent, want)
 	}
 }
 
