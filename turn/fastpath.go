@@ -64,9 +64,9 @@ func newTurnConn(u *net.UDPConn, reg *registry, sc *screen, fast *relayCounters,
 }
 
 // ReadFrom returns the next packet that is not forwarded on the fast path
-// or answered by the screen. What the fast path forwards from one batch is
-// sent in one go before this returns or reads again: never held back for
-// more to arrive.
+// or answered by the screen. What the fast path forwards from a batch is
+// sent, sendGroup packets a call at most, before this returns or reads
+// again: never held back for more to arrive.
 func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
 		if t.next == t.got {
