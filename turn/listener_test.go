@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/netip"
+	"slices"
 	"testing"
 	"time"
 )
@@ -486,4 +487,72 @@ func TestListenerDoesNotAllocate(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzListenerBatch feeds a listener's read loop batches of untrusted
+// datagrams from a's client, b's client and a stranger, in any mix: the
+// loop must hand pion exactly the datagrams the fast path leaves, unmodified
+// and in order, and send exactly what forward decides for the others, in
+// order, whatever is around them in the batch.
+func FuzzListenerBatch(f *testing.F) {
+	r := newListenerRig(f, DefaultUDPBatch, benchRate)
+	stranger := netip.MustParseAddrPort("127.0.0.1:9")
+	// A datagram is encoded as its source (0: a, 1: b, else the stranger),
+	// its length and its bytes.
+	enc := func(src byte, p []byte) []byte { return append([]byte{src, byte(len(p))}, p...) }
+	bad := channelData(0x4000, "x")
+	binary.BigEndian.PutUint16(bad[2:4], 50)
+	f.Add(slices.Concat(enc(0, channelData(0x4000, "hi")), enc(1, channelData(0x4001, "yo")), enc(2, channelData(0x4000, "no"))))
+	f.Add(slices.Concat(enc(0, channelData(0x4000, "a")), enc(0, bad), enc(0, stunLike(1)), enc(0, []byte{0x40}), enc(0, nil)))
+	f.Add(slices.Concat(enc(1, channelData(0x4005, "unbound")), enc(0, channelData(0x4000, "ok"))))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		var batch []datagram
+		for len(data) >= 2 && len(batch) < DefaultUDPBatch {
+			src, n := data[0], min(int(data[1]), len(data)-2)
+			p := append([]byte(nil), data[2:2+n]...)
+			data = data[2+n:]
+			from := stranger
+			switch src {
+			case 0:
+				from = r.a.client
+			case 1:
+				from = r.b.client
+			}
+			batch = append(batch, datagram{buf: p, n: len(p), addr: from})
+		}
+		if len(batch) == 0 {
+			return
+		}
+		// The oracle: forward on a copy of each datagram, in order.
+		var wantPion, wantSent []string
+		for _, d := range batch {
+			p := append([]byte(nil), d.buf[:d.n]...)
+			if len(p) >= channelHeader && p[0]&0xC0 == 0x40 {
+				if to, m, ok := r.reg.forward(p, d.addr); ok {
+					if m > 0 {
+						wantSent = append(wantSent, fmt.Sprintf("%s %s", to, p[channelHeader:m]))
+					}
+
+					continue
+				}
+			}
+			wantPion = append(wantPion, fmt.Sprintf("%s %x", d.addr, p))
+		}
+		fk := &fakeIO{batches: [][]datagram{batch}}
+		r.useIO(fk)
+		var gotPion []string
+		for {
+			n, from, err := r.tc.ReadFrom(r.buf)
+			if err != nil {
+				break
+			}
+			gotPion = append(gotPion, fmt.Sprintf("%s %x", from.(*net.UDPAddr).AddrPort(), r.buf[:n])) //nolint:forcetypeassert // ours
+		}
+		if fmt.Sprint(gotPion) != fmt.Sprint(wantPion) {
+			t.Fatalf("pion got %q\nwant %q", gotPion, wantPion)
+		}
+		if fmt.Sprint(fk.sent) != fmt.Sprint(wantSent) {
+			t.Fatalf("sent %q\nwant %q", fk.sent, wantSent)
+		}
+	})
 }
