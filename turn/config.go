@@ -103,6 +103,12 @@ type Config struct {
 	// with its own read loop (DefaultConfig: GOMAXPROCS). Always 1 where
 	// SO_REUSEPORT is not available.
 	UDPListeners int
+	// UDPBatch is how many datagrams a UDP listener reads, and sends, per
+	// system call (recvmmsg and sendmmsg; DefaultConfig: DefaultUDPBatch),
+	// 1..1024. 1 reads and sends one at a time, as every platform without
+	// those calls does whatever is set here. A read takes what is waiting
+	// and never waits for a batch to fill.
+	UDPBatch int
 	// TCPAddr is the TURN TCP listen address. Empty disables TURN over TCP.
 	// If both its port and UDPAddr's port are 0, TCP listens on the port the
 	// UDP socket got, so clients need only one port number.
@@ -185,6 +191,7 @@ func DefaultConfig() Config {
 	return Config{
 		Realm:                    DefaultRealm,
 		UDPListeners:             runtime.GOMAXPROCS(0),
+		UDPBatch:                 DefaultUDPBatch,
 		TCPAllocateTimeout:       DefaultTCPAllocateTimeout,
 		MaxTCPConns:              DefaultMaxTCPConns,
 		MaxTCPConnsPerIP:         DefaultMaxTCPConnsPerIP,
@@ -282,6 +289,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: MaxTCPConns %d, MaxTCPConnsPerIP %d", ErrTCPLimits, c.MaxTCPConns, c.MaxTCPConnsPerIP)
 	case c.UDPListeners < 1 || c.UDPListeners > maxUDPListeners:
 		return fmt.Errorf("%w (got %d)", ErrUDPListeners, c.UDPListeners)
+	case c.UDPBatch < 1 || c.UDPBatch > maxUDPBatch:
+		return fmt.Errorf("%w (got %d)", ErrUDPBatch, c.UDPBatch)
 	case c.MaxBandwidth != NoBandwidthLimit && (c.MaxBandwidth < 1 || c.MaxBandwidth > maxBandwidth):
 		return fmt.Errorf("%w: MaxBandwidth %d", ErrBandwidth, c.MaxBandwidth)
 	case c.MaxBandwidth != NoBandwidthLimit &&

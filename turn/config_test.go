@@ -33,6 +33,8 @@ func TestConfigValidation(t *testing.T) {
 		{"long realm", func(c *Config) { c.Realm = strings.Repeat("r", 128) }, ErrRealm},
 		{"negative udp listeners", func(c *Config) { c.UDPListeners = -1 }, ErrUDPListeners},
 		{"too many udp listeners", func(c *Config) { c.UDPListeners = 257 }, ErrUDPListeners},
+		{"negative udp batch", func(c *Config) { c.UDPBatch = -1 }, ErrUDPBatch},
+		{"udp batch past UIO_MAXIOV", func(c *Config) { c.UDPBatch = 1025 }, ErrUDPBatch},
 		{"negative bandwidth", func(c *Config) { c.MaxBandwidth = -2 }, ErrBandwidth},
 		{"bandwidth over 1 TiB/s", func(c *Config) { c.MaxBandwidth = 1<<40 + 1 }, ErrBandwidth},
 		{"burst under a packet", func(c *Config) { c.BandwidthBurst = packetCap - 1 }, ErrBandwidth},
@@ -110,6 +112,7 @@ func TestZeroLimitsRefused(t *testing.T) {
 		"tcp conns":            {func(c *Config) { c.MaxTCPConns = 0 }, ErrTCPLimits},
 		"tcp conns/ip":         {func(c *Config) { c.MaxTCPConnsPerIP = 0 }, ErrTCPLimits},
 		"udp listeners":        {func(c *Config) { c.UDPListeners = 0 }, ErrUDPListeners},
+		"udp batch":            {func(c *Config) { c.UDPBatch = 0 }, ErrUDPBatch},
 		"all": {func(c *Config) {
 			*c = Config{Secret: testSecret, PublicIP: c.PublicIP, UDPAddr: c.UDPAddr, Sessions: fs}
 		}, ErrRealm},

@@ -29,6 +29,8 @@ var (
 	ErrChannels = errors.New("turn: MaxChannelsPerAllocation must be between 1 and 16384")
 	// ErrUDPListeners means UDPListeners is out of range (1..256).
 	ErrUDPListeners = errors.New("turn: UDPListeners must be between 1 and 256")
+	// ErrUDPBatch means UDPBatch is out of range (1..1024).
+	ErrUDPBatch = errors.New("turn: UDPBatch must be between 1 and 1024")
 	// ErrBandwidth means MaxBandwidth is neither NoBandwidthLimit nor
 	// 1 byte/s..1 TiB/s, or BandwidthBurst is outside 1600 bytes..1 GiB.
 	ErrBandwidth = errors.New("turn: MaxBandwidth must be 1 byte/s..1 TiB/s or NoBandwidthLimit, BandwidthBurst 1600 bytes..1 GiB")

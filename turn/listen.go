@@ -16,8 +16,12 @@ import (
 )
 
 // samePortAttempts bounds retries when the TCP port matching a fresh UDP port
-// is already taken by someone else.
-const samePortAttempts = 5
+// is already taken by someone else. The UDP port comes from the ephemeral
+// range, which a busy host's outgoing TCP connections also use: with 11,000
+// of them in TIME_WAIT here (a third of the range), five attempts all
+// collided about once in a hundred, enough to fail a test run that starts
+// dozens of servers. Each attempt costs two binds.
+const samePortAttempts = 32
 
 // tcpIdleTimeout closes TURN-over-TCP connections that stay silent this long
 // once they have made an allocation (before, Config.TCPAllocateTimeout).

@@ -153,13 +153,16 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		LoggerFactory: pionLoggerFactory{log: log},
 		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
 	}
+	udpBatch := 0 // what the listeners got: 1 where the platform cannot batch
 	for _, u := range s.udp {
 		if rcv, snd, ok := raiseBuffers(u); !ok {
 			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
+		tc := newTurnConn(u, s.reg, s.newScreen(), s.reg.stats.newListener(), cfg.UDPBatch)
+		udpBatch = len(tc.in)
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
-			PacketConn:            &turnConn{UDPConn: u, reg: s.reg, screen: s.newScreen(), fast: s.reg.stats.newListener()},
+			PacketConn:            tc,
 			RelayAddressGenerator: gen,
 			PermissionHandler:     s.reg.permit,
 		})
@@ -197,7 +200,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Lock()
 	s.stopCtx = stop
 	s.stopMu.Unlock()
-	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "tcp", addrString(s.TCPAddr()),
+	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "udp_batch", udpBatch, "tcp", addrString(s.TCPAddr()),
 		"tls", addrString(s.TLSAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
 		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
