@@ -30,12 +30,16 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	if m.Resume != "" {
 		return h.resume(l, env.ID, m)
 	}
+	// Signed before the lock, like a join's: the credentials name the
+	// session, so its id is drawn here.
+	id := newSessionID()
+	ice := h.cfg.ICE(id, l.host)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
 		return fail(protocol.CodeServerFull, "server shutting down")
 	}
-	s := newSession(h, l)
+	s := newSession(h, l, id)
 	s.hello = true
 	s.name = strings.TrimSpace(m.Name)
 	s.wantsPings = m.Pings
@@ -52,7 +56,7 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	node, region := h.self()
 	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
-		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region,
+		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region, ICE: &ice,
 	})
 	s.nudgePing() // so the ping is known before the player enters a room
 	s.log.Debug("session open", "remote", l.remote)

@@ -59,8 +59,7 @@ type Session struct {
 	wantsPings  bool // Hello.Pings
 }
 
-func newSession(h *Hub, l *link) *Session {
-	id := newSessionID()
+func newSession(h *Hub, l *link, id string) *Session {
 	return &Session{
 		id:       id,
 		token:    newSessionToken(),
