@@ -190,3 +190,67 @@ describe('RoomSession as the host', () => {
     expect(events).toEqual(['closed left']);
   });
 });
+
+describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () => {
+  const welcomeIce = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'w', credential: 'wc' }], ttl: 600 };
+
+  /** A server that welcomes with ICE and holds the join's reply until `reply` is called. */
+  async function joining(body: { ice?: typeof welcomeIce } = { ice: welcomeIce }) {
+    const server = FakeServer.welcoming();
+    const signals: Frame[] = [];
+    let joinId = 0;
+    server.onFrame = (f) => {
+      if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's', ...body });
+      if (f.t === 'joinRoom') joinId = f.id;
+      if (f.t === 'signal') {
+        signals.push(f);
+        server.send('ok', f.id, {});
+      }
+    };
+    const lobby = await LobbyClient.connect('ws://x/ws', 'p2', { transport: server.factory });
+    const peers = fakePeerFactory();
+    const pending = RoomSession.join(lobby, 'ABC2345', '', { createPeerConnection: peers.create, closeOnPageHide: false });
+    await flush();
+    return { server, peers, signals, pending, joinId: () => joinId };
+  }
+
+  it('offers and gathers before the reply, and sends it all to the host the moment the reply names it', async () => {
+    const { server, peers, signals, pending, joinId } = await joining();
+    // The reply has not come: the connection is made with the Welcome's credentials, its offer set, nothing sent.
+    const pc = only(peers.made);
+    expect(pc.config.iceServers).toEqual([{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'w', credential: 'wc' }]);
+    expect(pc.localDescription?.type).toBe('offer');
+    pc.candidate('candidate:1 1 udp 1 127.0.0.1 5000 typ relay');
+    await flush();
+    expect(signals).toHaveLength(0);
+
+    server.send('roomJoined', joinId(), joined('p2', ['p1', 'p2']));
+    const session = await pending;
+    await flush();
+    expect(peers.made).toHaveLength(1); // the same connection, not a second one
+    expect(signals.map((f) => f.b)).toEqual([
+      { to: 'p1', from: '', kind: 'offer', sdp: 'offer-sdp', cand: '', mid: '' },
+      { to: 'p1', from: '', kind: 'candidate', sdp: '', cand: 'candidate:1 1 udp 1 127.0.0.1 5000 typ relay', mid: '0' },
+    ]);
+    session.close();
+    expect(pc.closed).toBe(true);
+  });
+
+  it('closes the early connection when the join fails', async () => {
+    const { server, peers, pending, joinId } = await joining();
+    server.send('error', joinId(), { code: 'room_not_found', msg: 'no such room' });
+    await expect(pending).rejects.toMatchObject({ code: 'room_not_found' });
+    expect(only(peers.made).closed).toBe(true);
+  });
+
+  it('waits for the reply as before when the Welcome has no credentials', async () => {
+    const { server, peers, signals, pending, joinId } = await joining({});
+    expect(peers.made).toHaveLength(0);
+    server.send('roomJoined', joinId(), joined('p2', ['p1', 'p2']));
+    const session = await pending;
+    await flush();
+    expect(only(peers.made).config.iceServers).toEqual([{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }]);
+    expect(signals.map((f) => (f.b as { kind: string }).kind)).toEqual(['offer']);
+    session.close();
+  });
+});
