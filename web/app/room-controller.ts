@@ -106,6 +106,7 @@ export class RoomController {
   }
 
   private enter(session: RoomSession, password: string): void {
+    markOnce('room-joined');
     const room: ActiveRoom = {
       session,
       received: 0,
@@ -156,7 +157,22 @@ export class RoomController {
     const link = `${this.shareBase()}/r/${session.room.code}`;
     history.replaceState(null, '', `/r/${session.room.code}`);
     ui.shareLink.value = link;
-    ui.shareQr.src = qrDataUrl(link);
+    // A joining client draws the QR code once its link to the host is open
+    // (or after a second): drawn now, its milliseconds would sit between
+    // the host's answer and our handling of it. A host shares at once.
+    let drawn = false;
+    const drawQr = (): void => {
+      if (drawn || this.active !== room) return;
+      drawn = true;
+      ui.shareQr.src = qrDataUrl(link);
+    };
+    ui.shareQr.removeAttribute('src');
+    if (session.role === 'host') drawQr();
+    else {
+      room.offs.push(session.on('peerOpen', () => setTimeout(drawQr, 0)));
+      const late = window.setTimeout(drawQr, 1000);
+      room.offs.push(() => clearTimeout(late));
+    }
     fieldError(ui.readyError, null);
     fieldError(ui.chatError, null);
     this.store.update({
