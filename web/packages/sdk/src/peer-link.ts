@@ -86,7 +86,8 @@ export class PeerLink {
   /** An ICE restart asked for while an offer was still unanswered: made once the answer is in. */
   private restartPending = false;
   private restarts = 0;
-  private readonly connectTimer: ReturnType<typeof setTimeout>;
+  private connectTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly connectTimeoutMs: number;
 
   constructor(options: PeerLinkOptions) {
     this.peer = options.peerId;
@@ -96,10 +97,23 @@ export class PeerLink {
     const create = options.createPeerConnection ?? ((c: RTCConfiguration) => new RTCPeerConnection(c));
     // Relay only: game traffic never depends on NAT punch-through and no
     // player's address reaches another player.
-    this.pc = create({ iceServers: options.iceServers, iceTransportPolicy: 'relay' });
+    // A link made before its peer is known (peerId '') is made ahead of
+    // need: a candidate pool starts the TURN allocation now rather than
+    // when the description is set.
+    this.pc = create({
+      iceServers: options.iceServers,
+      iceTransportPolicy: 'relay',
+      ...(options.peerId === '' ? { iceCandidatePoolSize: 1 } : {}),
+    });
     this.channels = openChannels(this.pc);
     this.wire();
-    const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    // A link made ahead of its peer waits for bind(): it may wait long.
+    if (this.peer !== '') this.armConnectTimer();
+  }
+
+  private armConnectTimer(): void {
+    const timeoutMs = this.connectTimeoutMs;
     this.connectTimer = setTimeout(() => {
       this.fail(PeerErrorCode.ConnectionFailed, `no connection to ${this.peerId} within ${timeoutMs / 1000} s`);
     }, timeoutMs);
@@ -126,6 +140,7 @@ export class PeerLink {
   bind(peerId: string): void {
     if (this.peer !== '' || peerId === '') throw new Error(`PeerLink.bind: already bound to ${this.peer || '(none)'}`);
     this.peer = peerId;
+    if (!this.closed) this.armConnectTimer();
     const held = this.unbound;
     this.unbound = [];
     for (const s of held) this.relay({ ...s, to: peerId });

@@ -31,6 +31,7 @@ async function setup(you: string, players: string[], connectTimeoutMs = 5_000) {
   const session = new RoomSession(lobby, joined(you, players), {
     createPeerConnection: peers.create,
     closeOnPageHide: false,
+    spareAnswerer: false, // the spare has its own tests below
     maxBufferedGame: 1000,
     connectTimeoutMs,
   });
@@ -251,6 +252,58 @@ describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () 
     await flush();
     expect(only(peers.made).config.iceServers).toEqual([{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }]);
     expect(signals.map((f) => (f.b as { kind: string }).kind)).toEqual(['offer']);
+    session.close();
+  });
+});
+
+describe('RoomSession as the host with a spare answerer (issue 16)', () => {
+  async function hosting() {
+    const server = FakeServer.welcoming();
+    const signals: Frame[] = [];
+    server.onFrame = (f) => {
+      if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's' });
+      if (f.t === 'signal') {
+        signals.push(f);
+        server.send('ok', f.id, {});
+      }
+    };
+    const lobby = await LobbyClient.connect('ws://x/ws', 'p1', { transport: server.factory });
+    const peers = fakePeerFactory();
+    const session = new RoomSession(lobby, joined('p1', ['p1']), { createPeerConnection: peers.create, closeOnPageHide: false });
+    await flush();
+    return { server, peers, signals, session };
+  }
+  const offer = (from: string) => ({ to: 'p1', from, kind: 'offer' as const, sdp: `v=0\no=- ${from}1 2 IN IP4 127.0.0.1\n`, cand: '', mid: '' });
+
+  it('gathers ahead of the next offer and answers it with that connection, then makes another', async () => {
+    const { server, peers, signals, session } = await hosting();
+    // Nobody has joined: one connection made ahead, with a candidate pool, its description not set.
+    const spare = only(peers.made);
+    expect(spare.config).toMatchObject({ iceTransportPolicy: 'relay', iceCandidatePoolSize: 1 });
+    expect(spare.localDescription).toBeNull();
+
+    server.send('playerJoined', 0, { player: { id: 'p2', name: 'P2', ready: false, ping: 0, away: false } });
+    server.send('signal', 0, offer('p2'));
+    await flush();
+    await flush();
+    expect(spare.remoteDescription?.type).toBe('offer');
+    expect(spare.localDescription?.type).toBe('answer');
+    expect(signals.map((f) => f.b)).toEqual([{ to: 'p2', from: '', kind: 'answer', sdp: 'answer-sdp', cand: '', mid: '' }]);
+    // The next joiner's is ready already.
+    expect(peers.made).toHaveLength(2);
+    expect(peers.made[1]?.localDescription).toBeNull();
+    session.close();
+    expect(peers.made.every((pc) => pc.closed)).toBe(true);
+  });
+
+  it('makes a new spare with fresh credentials', async () => {
+    const { server, peers, session } = await hosting();
+    const fresh = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u2', credential: 'c2' }], ttl: 60 };
+    server.send('iceRefresh', 0, { ice: fresh });
+    await flush();
+    expect(peers.made).toHaveLength(2);
+    expect(peers.made[0]?.closed).toBe(true);
+    expect(peers.made[1]?.config.iceServers).toEqual([{ urls: fresh.servers[0]!.urls, username: 'u2', credential: 'c2' }]);
     session.close();
   });
 });

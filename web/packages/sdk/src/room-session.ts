@@ -67,6 +67,12 @@ export interface RoomSessionOptions {
    * credentials are fresh, and not after a move to another node).
    */
   earlyOffer?: boolean;
+  /**
+   * A host keeps one peer connection made ahead of the next joiner's offer,
+   * its relay candidate already gathered, and answers that offer with it
+   * (default true). It holds one TURN allocation while nobody joins.
+   */
+  spareAnswerer?: boolean;
 }
 
 /** A client's offer made before its join's reply, and the lobby session it was made on. */
@@ -177,6 +183,9 @@ export class RoomSession {
   private refusedSpectatorFrames = 0;
   /** join()'s early offer, until the first link to the host takes it. */
   private early: EarlyOffer | null = null;
+  /** The host's answerer for the next offer, made ahead (spareAnswerer). */
+  private spare: PeerLink | null = null;
+  private spareTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -272,6 +281,7 @@ export class RoomSession {
     }
     // Let the caller subscribe before the first event.
     if (this.role === 'client') queueMicrotask(() => this.connectToHost());
+    else this.prepareSpare();
   }
 
   on<K extends keyof RoomSessionEvents>(event: K, listener: (...args: RoomSessionEvents[K]) => void): Unsubscribe {
@@ -453,6 +463,7 @@ export class RoomSession {
     this.cancelRelink();
     this.early?.link.close();
     this.early = null;
+    this.dropSpare();
     for (const off of this.offs) off();
     for (const p of [...this.peers.values()]) p.close();
     this.peers.clear();
@@ -485,7 +496,7 @@ export class RoomSession {
     // Any other offer is a new connection and replaces the old one.
     if (s.kind === 'offer' && !peer?.isRenegotiation(s.sdp)) {
       peer?.close();
-      peer = this.addPeer(s.from, false);
+      peer = this.addPeer(s.from, false, this.takeSpare());
     }
     peer?.handleSignal(s);
   }
@@ -505,6 +516,8 @@ export class RoomSession {
     for (const p of [...this.peers.values()]) {
       if (role === 'host' || p.peerId !== e.host) p.close();
     }
+    if (role === 'host') this.prepareSpare();
+    else this.dropSpare();
     this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
     if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
   }
@@ -515,12 +528,58 @@ export class RoomSession {
     this.ice = ice;
     const servers = this.iceServers();
     for (const p of this.peers.values()) p.refreshIce(servers);
+    // Made with the old credentials, the spare would gather with them.
+    if (this.spare !== null) {
+      this.dropSpare();
+      this.prepareSpare();
+    }
     this.refreshes++;
     this.events.emit('iceRefreshed', this.refreshes);
   }
 
   private iceServers(): RTCIceServer[] {
     return this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential }));
+  }
+
+  /**
+   * Makes the host's spare answerer soon (not in the middle of answering),
+   * unless there is one or the session does not want one.
+   */
+  private prepareSpare(): void {
+    if (this.options.spareAnswerer === false || this.spare !== null || this.spareTimer !== null) return;
+    this.spareTimer = setTimeout(() => {
+      this.spareTimer = null;
+      if (this.closed || this.role !== 'host' || this.spare !== null) return;
+      try {
+        this.spare = new PeerLink({
+          peerId: '',
+          offerer: false,
+          iceServers: this.iceServers(),
+          signal: (s) => this.lobby.sendSignal(s),
+          maxBufferedGame: this.options.maxBufferedGame,
+          connectTimeoutMs: this.options.connectTimeoutMs,
+          createPeerConnection: this.options.createPeerConnection,
+        });
+      } catch {
+        // Only a head start: the offer is answered with a new connection,
+        // whose failure (no WebRTC here) is reported then.
+      }
+    }, 0);
+  }
+
+  /** The spare answerer for an offer that just came, if it is still good; a new one is made after. */
+  private takeSpare(): PeerLink | undefined {
+    const spare = this.spare;
+    this.spare = null;
+    this.prepareSpare();
+    return spare !== null && !spare.isClosed ? spare : undefined;
+  }
+
+  private dropSpare(): void {
+    if (this.spareTimer !== null) clearTimeout(this.spareTimer);
+    this.spareTimer = null;
+    this.spare?.close();
+    this.spare = null;
   }
 
   /** A link to peerId: `early` (an unbound offer, bound here) or a new one. */
