@@ -11,7 +11,9 @@ import { marksOf, stateOf, waitForState } from '../../e2e/page-state';
 // when the first packet arrives on the game channel. Times are the
 // page's own clock, whose zero is the navigation start.
 //
-// Env: BENCH_URL (a running hostrelay), BENCH_OUT (JSON results), BENCH_RUNS.
+// Env: BENCH_URL (a running hostrelay), BENCH_OUT (JSON results), BENCH_RUNS,
+// BENCH_PROFILE (a directory: each run's CPU profile of the joining page,
+// from navigation to the first packet, as run-N.cpuprofile for DevTools).
 
 const base = process.env['BENCH_URL'] ?? '';
 const out = process.env['BENCH_OUT'] ?? '';
@@ -118,8 +120,19 @@ it('share link to first game packet', async () => {
     await context.addInitScript(() => localStorage.setItem('hostrelay.name', 'Runner'));
     await context.addInitScript(recordFirstPacket);
     const page: Page = await context.newPage();
+    const profileDir = process.env['BENCH_PROFILE'];
+    const cdp = profileDir ? await context.newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     await page.goto(link);
     await waitForState(page, () => (window.__bench?.firstPacket ?? null) !== null, null);
+    if (cdp && profileDir) {
+      const { profile } = await cdp.send('Profiler.stop');
+      writeFileSync(`${profileDir}/run-${i}.cpuprofile`, JSON.stringify(profile));
+    }
     const first = await page.evaluate(() => window.__bench?.firstPacket ?? NaN);
     const rtc = await page.evaluate(() => ({
       offer: window.__bench?.offer ?? NaN,

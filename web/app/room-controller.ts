@@ -157,21 +157,18 @@ export class RoomController {
     const link = `${this.shareBase()}/r/${session.room.code}`;
     history.replaceState(null, '', `/r/${session.room.code}`);
     ui.shareLink.value = link;
-    // A joining client draws the QR code once its link to the host is open
-    // (or after a second): drawn now, its milliseconds would sit between
-    // the host's answer and our handling of it. A host shares at once.
-    let drawn = false;
+    // A joining client draws the QR code a second later: drawn now (or as
+    // the link opens), its milliseconds sit between the host's answer, the
+    // link opening and the first packets, on a main thread they all need.
+    // A host shares at once.
     const drawQr = (): void => {
-      if (drawn || this.active !== room) return;
-      drawn = true;
-      ui.shareQr.src = qrDataUrl(link);
+      if (this.active === room) ui.shareQr.src = qrDataUrl(link);
     };
     ui.shareQr.removeAttribute('src');
     if (session.role === 'host') drawQr();
     else {
-      room.offs.push(session.on('peerOpen', () => setTimeout(drawQr, 0)));
-      const late = window.setTimeout(drawQr, 1000);
-      room.offs.push(() => clearTimeout(late));
+      const later = window.setTimeout(drawQr, 1000);
+      room.offs.push(() => clearTimeout(later));
     }
     fieldError(ui.readyError, null);
     fieldError(ui.chatError, null);
