@@ -25,8 +25,10 @@ type link struct {
 	remote netip.Addr
 	host   string // Host header, for TURN URLs
 
-	ctx    context.Context // ends with the link
-	cancel context.CancelFunc
+	// over is set once run is winding down: the writer stops, a failed
+	// ping or write is no news. (A context here, with the children each
+	// ping hung on it, cost an idle link 400 bytes.)
+	over atomic.Bool
 
 	// Guarded by qmu, a leaf lock (enqueue runs under Hub.mu).
 	qmu       sync.Mutex
@@ -45,13 +47,17 @@ type link struct {
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
 	// One timer, reset per frame, costs less than a context per frame, and
 	// writes go out with no context for coder/websocket to watch. Only the
-	// writer goroutine touches it.
+	// writer goroutine touches it; it is dropped when the queue is empty, so
+	// an idle link holds none.
 	writeTimer *time.Timer
 
 	// pingTimer fires ping; a nudge (after hello, on joining a room) resets
 	// it to now so the room sees the player's ping without waiting.
 	pingTimer *time.Timer
 	pinging   atomic.Bool
+	// pingCancel ends the ping in flight (nil if none) when the link ends;
+	// guarded by qmu.
+	pingCancel context.CancelFunc
 
 	killOnce sync.Once
 	dead     chan struct{} // closed by kill/abort: stop queueing
@@ -64,7 +70,6 @@ type link struct {
 
 func newLink(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *link {
 	l := &link{hub: h, conn: conn, remote: remote, host: host, dead: make(chan struct{})}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
 	l.pingTimer = time.AfterFunc(h.cfg.PingInterval, l.ping)
 	return l
 }
@@ -76,9 +81,12 @@ func (l *link) run() {
 	l.hub.linkEnded(l, cleanClose(err))
 	l.kill(websocket.StatusNormalClosure, "")
 	l.pingTimer.Stop()
-	l.cancel()
+	l.over.Store(true)
 	l.qmu.Lock()
 	l.stopped = true
+	if l.pingCancel != nil {
+		l.pingCancel()
+	}
 	l.qmu.Unlock()
 	l.wg.Wait()
 	l.hub.log.Debug("connection closed", "remote", l.remote, "reason", closeReason(err))
@@ -159,7 +167,7 @@ func (l *link) readOne(ctx context.Context) error {
 		if l.preHello > FramesBeforeHello {
 			return nil // closing: frames still in flight go unanswered
 		}
-	} else if !s.messages.Allow() {
+	} else if !s.allowMessage() {
 		l.hub.counters.limited(limitMessagesPerSession)
 		// Answer the request by its id when the frame is a message, so the
 		// caller gets rate_limited now rather than its own timeout later.
@@ -193,7 +201,7 @@ func (l *link) readOne(ctx context.Context) error {
 		reply := asReply(err)
 		l.hub.counters.refused(env.Type, reply.Code)
 		if reply.Code == protocol.CodeInternal {
-			s.log.Error("handler failed", "type", env.Type, "err", err)
+			s.log().Error("handler failed", "type", env.Type, "err", err)
 		}
 		s.send(env.ID, protocol.TypeError, &reply)
 	}
@@ -394,7 +402,12 @@ func (l *link) writeQueued() {
 	defer l.wg.Done()
 	for {
 		l.qmu.Lock()
-		if len(l.queue) == 0 || l.ctx.Err() != nil {
+		if len(l.queue) == 0 || l.over.Load() {
+			// Before writing goes false: the next writer may start then.
+			if l.writeTimer != nil {
+				l.writeTimer.Stop()
+				l.writeTimer = nil
+			}
 			l.queue, l.replaying, l.spectating, l.writing = nil, 0, 0, false
 			l.qmu.Unlock()
 			return
@@ -418,7 +431,7 @@ func (l *link) writeQueued() {
 		err := l.conn.Write(context.Background(), websocket.MessageBinary, frame)
 		l.writeTimer.Stop()
 		if err != nil {
-			if l.ctx.Err() == nil {
+			if !l.over.Load() {
 				l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
 			}
 			l.abort()
@@ -454,13 +467,24 @@ func (l *link) ping() {
 		return
 	}
 	defer l.pinging.Store(false)
-	pctx, cancel := context.WithTimeout(l.ctx, l.hub.cfg.PongTimeout)
+	pctx, cancel := context.WithTimeout(context.Background(), l.hub.cfg.PongTimeout)
+	l.qmu.Lock()
+	if l.stopped {
+		l.qmu.Unlock()
+		cancel()
+		return
+	}
+	l.pingCancel = cancel
+	l.qmu.Unlock()
 	start := time.Now()
 	err := l.conn.Ping(pctx)
 	rtt := time.Since(start)
+	l.qmu.Lock()
+	l.pingCancel = nil
+	l.qmu.Unlock()
 	cancel()
 	if err != nil {
-		if l.ctx.Err() == nil {
+		if !l.over.Load() {
 			// abort, not kill: a peer that answers no ping will not
 			// answer a close handshake either, and waiting for one would
 			// keep its seat looking alive for the handshake timeout.

@@ -59,7 +59,7 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region, ICE: &ice,
 	})
 	s.nudgePing() // so the ping is known before the player enters a room
-	s.log.Debug("session open", "remote", l.remote)
+	s.log().Debug("session open", "remote", l.remote)
 	return nil
 }
 
@@ -97,7 +97,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 		s.outMu.Unlock()
 		// The gap cannot be filled, so the seat cannot be trusted to match
 		// what the client believes: release it now rather than at expiry.
-		s.log.Info("resume refused: missed too much", "received", m.Received, "sent", s.sent)
+		s.log().Info("resume refused: missed too much", "received", m.Received, "sent", s.sent)
 		h.endLocked(s, protocol.ReasonDisconnect)
 		h.counters.resumesFailed.Add(1)
 		return fail(protocol.CodeResumeFailed, "missed too much while away; join again")
@@ -131,7 +131,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	wasAway := s.away
 	s.away = false
 	h.counters.resumes.Add(1)
-	s.log.Info("session resumed", "remote", l.remote, "replayed", len(missed), "was_away", wasAway)
+	s.log().Info("session resumed", "remote", l.remote, "replayed", len(missed), "was_away", wasAway)
 	if wasAway && s.room != nil {
 		h.broadcastLocked(s.room, s, protocol.TypePlayerUpdated, &protocol.PlayerUpdated{Player: s.player()})
 	}
@@ -165,7 +165,7 @@ func (h *Hub) linkEnded(l *link, clean bool) {
 		return
 	}
 	s.away = true
-	s.log.Info("connection lost: seat held", "room", s.room.code, "grace", h.cfg.Grace)
+	s.log().Info("connection lost: seat held", "room", s.room.code, "grace", h.cfg.Grace)
 	h.broadcastLocked(s.room, s, protocol.TypePlayerUpdated, &protocol.PlayerUpdated{Player: s.player()})
 	s.awayTimer = time.AfterFunc(h.cfg.Grace, func() { h.expire(s) })
 }
@@ -177,7 +177,7 @@ func (h *Hub) expire(s *Session) {
 	if !s.away || s.ended {
 		return
 	}
-	s.log.Info("seat released: grace period over")
+	s.log().Info("seat released: grace period over")
 	h.endLocked(s, protocol.ReasonDisconnect)
 }
 
