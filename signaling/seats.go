@@ -54,7 +54,7 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	h.tokens[sha256.Sum256([]byte(s.token))] = s
 	l.session = s
 	node, region := h.self()
-	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
+	s.sendWelcome(env.ID, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
 		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region, ICE: &ice,
 	})

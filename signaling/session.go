@@ -141,6 +141,26 @@ func (s *Session) send(id uint32, typ string, body any) {
 	s.enqueue(frame)
 }
 
+// sendWelcome sends a new session's Welcome: numbered like any frame but
+// not kept for replay, since a client that missed it has no resume token
+// to come back with. An idle session would otherwise keep it all its life.
+func (s *Session) sendWelcome(id uint32, w *protocol.Welcome) {
+	frame, err := protocol.Encode(protocol.TypeWelcome, id, w)
+	if err != nil {
+		s.log().Error("encode", "type", protocol.TypeWelcome, "err", err)
+		return
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if s.ended {
+		return
+	}
+	s.sent++
+	if s.link != nil {
+		s.link.enqueue(frame)
+	}
+}
+
 // enqueue numbers a frame, keeps it for replay and hands it to the current
 // link. It never blocks: it may run under Hub.mu.
 func (s *Session) enqueue(frame []byte) {
