@@ -61,8 +61,8 @@ type Session struct {
 
 func newSession(h *Hub, l *link, id string) *Session {
 	return &Session{
-		id:       id,
-		token:    newSessionToken(),
+		id:     id,
+		token:  newSessionToken(),
 		hub:    h,
 		link:   l,
 		replay: replayRing{maxFrames: h.cfg.ReplayFrames, maxBytes: h.cfg.ReplayBytes},
