@@ -99,7 +99,8 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		h.mu.Unlock()
 	}
 
-	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
+	bufs := &smallBuffers{ResponseWriter: w}
+	conn, err := websocket.Accept(bufs, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
 	if err != nil {
 		release()
 		// Accept has already written the HTTP error (403 for a foreign Origin).
@@ -108,7 +109,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	conn.SetReadLimit(int64(h.cfg.MaxFrame))
 
-	l := newLink(h, conn, remote, r.Host)
+	l := newLink(h, conn, bufs.out, remote, r.Host)
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
