@@ -9,14 +9,14 @@ import (
 	"sync"
 )
 
-// linkBuffer is the size of a connection's read and write buffers. coder/
-// websocket keeps the buffers the HTTP server hands over on hijack (4 KiB
-// each) for the connection's whole life; lobby frames are small, and an idle
-// connection should not pay 8 KiB for them. A frame that fits (header and
-// body: a chat line, a player update, a ping) still takes one read or one
-// write; a larger one (an SDP offer, a room list) takes two, the second
-// straight from the socket. Issue 16 took it from 1 KiB to 256 B.
-const linkBuffer = 256
+// linkBuffer is the size of a connection's read buffer. coder/websocket
+// keeps the buffers the HTTP server hands over on hijack (4 KiB each) for
+// the connection's whole life, and an idle connection should not pay for
+// them. 16 bytes (bufio's least) hold any frame header: a frame then takes
+// two reads, its header and start, then the rest straight from the socket
+// into coder/websocket's own buffer. Issue 16 took it from 1 KiB to 16 B,
+// and measured the lobby fan-out (a read per chat line, ten writes) with it.
+const linkBuffer = 16
 
 // writeBuffer is the size of the buffer coder/websocket writes through: a
 // frame header fits. The frames themselves gather in the link's
