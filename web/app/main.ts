@@ -37,6 +37,10 @@ const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://$
   transport: testing?.transport,
 });
 testing?.useLink(link);
+// Dial first: the socket opens and says hello while the rest of this script
+// and the first layout run (its listeners are attached below, before any
+// of its events can come: they come as tasks after this script).
+link.start();
 const rooms = new RoomController(store, () => nodeBaseUrl(link.client?.url ?? '') ?? location.origin, testing?.attach);
 const regions = new RegionPicker({ nodes: fetchNodes, stun: (url) => stunRtt(url), webSocket: (url) => webSocketRtt(url) });
 const watcher = new WatchController(store);
@@ -98,7 +102,6 @@ link.on('connected', (client) => {
   }
 });
 ui.bannerRetry.addEventListener('click', () => link.retryNow());
-link.start();
 
 /**
  * The room code in a share link's path segment, or null. Anyone can type a
