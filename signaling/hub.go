@@ -47,6 +47,10 @@ type Hub struct {
 	counters counters
 
 	wg sync.WaitGroup // one per running session
+
+	// pingSweep pings the links whose time has come (link.nextPing); armed
+	// while there are links. Guarded by mu.
+	pingSweep *time.Timer
 }
 
 // NewHub validates cfg and returns an empty hub.
@@ -118,6 +122,9 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		return
 	}
 	h.links[l] = struct{}{}
+	if h.pingSweep == nil {
+		h.pingSweep = time.AfterFunc(h.pingTick(), h.sweepPings)
+	}
 	h.wg.Add(1)
 	h.mu.Unlock()
 	// A fresh goroutine: its stack holds only what the link needs, not what
@@ -127,6 +134,32 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		defer release()
 		l.run()
 	}()
+}
+
+// pingTick is how often the ping sweep runs: each link is pinged between
+// PingInterval and PingInterval plus this after its last pong.
+func (h *Hub) pingTick() time.Duration { return min(h.cfg.PingInterval/4, time.Second) }
+
+// sweepPings starts a ping on every link that is due, and runs again while
+// there are links.
+func (h *Hub) sweepPings() {
+	now := time.Now().UnixNano()
+	var due []*link
+	h.mu.Lock()
+	for l := range h.links {
+		if next := l.nextPing.Load(); next != 0 && next <= now && l.nextPing.CompareAndSwap(next, 0) {
+			due = append(due, l)
+		}
+	}
+	if len(h.links) > 0 && !h.closing {
+		h.pingSweep.Reset(h.pingTick())
+	} else {
+		h.pingSweep = nil
+	}
+	h.mu.Unlock()
+	for _, l := range due {
+		go l.ping()
+	}
 }
 
 // Close tells every connection the server is going away and waits, until
