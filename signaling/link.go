@@ -149,9 +149,10 @@ func (l *link) readLoop(ctx context.Context) error {
 	}
 }
 
-// current is the link's session, nil before hello. The read goroutine is the
-// only one that changes l.session (in hello, under Hub.mu), so it may read it
-// without the lock.
+// current is the link's session, nil before hello. Only the handler of a
+// frame changes l.session (in hello, under Hub.mu), and handlers run one at a
+// time, each started by the reader and waited for: they and the reader may
+// read it without the lock.
 func (l *link) current() *Session { return l.session }
 
 // readOne reads and handles one frame. Only connection failures end the
