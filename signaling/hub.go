@@ -168,6 +168,10 @@ func (h *Hub) sweepPings() {
 func (h *Hub) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closing = true
+	if h.pingSweep != nil {
+		h.pingSweep.Stop() // nobody is staying: no more pings
+		h.pingSweep = nil
+	}
 	for l := range h.links {
 		l.kill(websocket.StatusGoingAway, "server shutting down")
 	}
