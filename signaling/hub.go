@@ -30,8 +30,8 @@ type Hub struct {
 	joins      *ipLimiter
 	// tokens maps sha256(token) to the session. Keying by the hash means a
 	// lookup's timing reveals nothing usable about a real token.
-	tokens  map[[sha256.Size]byte]*Session
-	rooms   map[string]*room
+	tokens map[[sha256.Size]byte]*Session
+	rooms  map[string]*room
 	// remote holds other nodes' public rooms, for the room list only
 	// (cluster.go); empty on a single node.
 	remote  map[string]*room
@@ -51,6 +51,8 @@ type Hub struct {
 	// pingSweep pings the links whose time has come (link.nextPing); armed
 	// while there are links. Guarded by mu.
 	pingSweep *time.Timer
+	// framePool lends links the buffers their writes gather in (frameWriter).
+	framePool sync.Pool
 }
 
 // NewHub validates cfg and returns an empty hub.
@@ -73,6 +75,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		remote:       make(map[string]*room),
 		parties:      make(map[string]*party),
 		routes:       newRoutes(),
+		framePool:    newFramePool(),
 	}, nil
 }
 
@@ -103,7 +106,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		h.mu.Unlock()
 	}
 
-	bufs := &smallBuffers{ResponseWriter: w}
+	bufs := &smallBuffers{ResponseWriter: w, pool: &h.framePool}
 	conn, err := websocket.Accept(bufs, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
 	if err != nil {
 		release()

@@ -28,7 +28,8 @@ const writeBuffer = 16
 // under the write buffer, once hijacked.
 type smallBuffers struct {
 	http.ResponseWriter
-	out *frameWriter
+	pool *sync.Pool // the hub's, for frameWriter
+	out  *frameWriter
 }
 
 // Unwrap lets http.ResponseController and coder/websocket see w.
@@ -41,7 +42,7 @@ func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	s.out = &frameWriter{conn: conn}
+	s.out = &frameWriter{conn: conn, pool: s.pool}
 	w := bufio.NewWriterSize(s.out, writeBuffer)
 	n := brw.Reader.Buffered()
 	if n == 0 {
@@ -67,13 +68,17 @@ func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 // writes one frame at a time, and hold and release take the same lock.
 type frameWriter struct {
 	conn net.Conn
+	pool *sync.Pool // of *[]byte, the hub's (newFramePool)
 	mu   sync.Mutex
-	held *[]byte // from framePool while held; nil otherwise
+	held *[]byte // from pool while held; nil otherwise
 }
 
-// framePool's buffers are dropped rather than kept past maxPooledFrame.
-var framePool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+// newFramePool makes a hub's pool of frameWriter buffers.
+func newFramePool() sync.Pool {
+	return sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+}
 
+// Buffers that grew past maxPooledFrame are dropped rather than pooled.
 const maxPooledFrame = 64 << 10
 
 func (w *frameWriter) Write(p []byte) (int, error) {
@@ -90,7 +95,7 @@ func (w *frameWriter) Write(p []byte) (int, error) {
 func (w *frameWriter) hold() {
 	w.mu.Lock()
 	if w.held == nil {
-		w.held = framePool.Get().(*[]byte) //nolint:forcetypeassert // the pool's only type
+		w.held = w.pool.Get().(*[]byte) //nolint:forcetypeassert // the pool's only type
 	}
 	w.mu.Unlock()
 }
@@ -120,7 +125,7 @@ func (w *frameWriter) release() error {
 	}
 	if cap(*b) <= maxPooledFrame {
 		*b = (*b)[:0]
-		framePool.Put(b)
+		w.pool.Put(b)
 	}
 	return err
 }

@@ -131,7 +131,8 @@ func (c *writeCounter) Write(p []byte) (int, error) {
 // idle frameWriter holds no buffer.
 func TestFrameWriterGathersABurst(t *testing.T) {
 	conn := &writeCounter{}
-	fw := &frameWriter{conn: conn}
+	pool := newFramePool()
+	fw := &frameWriter{conn: conn, pool: &pool}
 	bw := bufio.NewWriterSize(fw, writeBuffer)
 	frame := func(b byte, n int) {
 		if _, err := bw.Write([]byte(strings.Repeat(string(rune(b)), n))); err != nil {
