@@ -70,7 +70,8 @@ export interface RoomSessionOptions {
   /**
    * A host keeps one peer connection made ahead of the next joiner's offer,
    * its relay candidate already gathered, and answers that offer with it
-   * (default true). It holds one TURN allocation while nobody joins.
+   * (default true). While nobody joins it holds one TURN allocation per
+   * TURN URL (two or three), within the per-session quota.
    */
   spareAnswerer?: boolean;
 }
