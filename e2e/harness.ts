@@ -125,15 +125,16 @@ export async function hostRoom(
   return page.evaluate(() => window.hostrelay.roomCode ?? '');
 }
 
-/** Opens a share link and joins with the name already remembered. */
+/**
+ * Opens a share link with the name already remembered: the page joins by
+ * itself (issue 16), and a room with a password asks for it.
+ */
 export async function joinByLink(page: Page, base: string, code: string, password?: string): Promise<void> {
   await page.goto(`${base}/r/${code}`);
-  await until(page, () => window.hostrelay.phase === 'name' && window.hostrelay.connection === 'online', null);
   if (password !== undefined) {
-    await page.click('#join-button');
-    await until(page, () => window.hostrelay.needsPassword, null);
+    await until(page, () => window.hostrelay?.needsPassword === true, null);
     await page.fill('#join-password', password);
+    await page.click('#join-button');
   }
-  await page.click('#join-button');
-  await until(page, () => window.hostrelay.phase === 'room', null);
+  await until(page, () => window.hostrelay?.phase === 'room', null);
 }

@@ -13,19 +13,37 @@ import { hostRoom, joinByLink, until, useHarness } from './harness';
 const h = useHarness('lobby-join');
 
 describe('join by link', () => {
+  it('joins at once with a remembered name; a first visit asks for the name first', async () => {
+    const host = await h.player('host', { name: 'Ada' });
+    const code = await hostRoom(host, h.base, { name: 'Open door' });
+
+    const grace = await h.player('grace', { name: 'Grace' });
+    await grace.goto(`${h.base}/r/${code}`);
+    await until(grace, () => window.hostrelay?.phase === 'room' && window.hostrelay.openPeers.length === 1, null);
+    expect(await grace.evaluate(() => window.hostrelay.players.map((p) => p.name))).toEqual(['Ada', 'Grace']);
+
+    const fresh = await h.player('fresh'); // no name remembered
+    await fresh.goto(`${h.base}/r/${code}`);
+    await until(fresh, () => window.hostrelay?.phase === 'name' && window.hostrelay.connection === 'online', null);
+    expect(await fresh.inputValue('#join-name')).toBe('');
+    expect(await host.evaluate(() => window.hostrelay.players.length)).toBe(2);
+    await fresh.fill('#join-name', 'Hedy');
+    await fresh.click('#join-button');
+    await until(fresh, () => window.hostrelay.phase === 'room', null);
+    await until(host, () => window.hostrelay.players.length === 3, null);
+  });
+
   it('asks for the password, refuses a wrong one, takes the right one', async () => {
     const host = await h.player('host', { name: 'Ada' });
     const code = await hostRoom(host, h.base, { name: 'Locked', password: 's3cret', public: false });
 
     const grace = await h.player('grace', { name: 'Grace' });
     await grace.goto(`${h.base}/r/${code}`);
-    await until(grace, () => window.hostrelay?.phase === 'name' && window.hostrelay.connection === 'online', null);
+    // The remembered name joins without a click; the room asks for its password.
+    await until(grace, () => window.hostrelay?.needsPassword === true, null);
     expect(await grace.title()).toBe(`Join ${code} · hostrelay`);
-    // The remembered name is filled in: one click.
     expect(await grace.inputValue('#join-name')).toBe('Grace');
-    expect(await grace.isVisible('#join-password')).toBe(false);
-    await grace.click('#join-button');
-    await until(grace, () => window.hostrelay.needsPassword, null);
+    expect(await grace.evaluate(() => window.hostrelay.phase)).toBe('name');
     expect(await grace.isVisible('#join-password')).toBe(true);
     expect(await grace.evaluate(() => document.activeElement?.id)).toBe('join-password');
 
@@ -47,9 +65,7 @@ describe('join by link', () => {
 
     const late = await h.player('late', { name: 'Late' });
     await late.goto(`${h.base}/r/${code}`);
-    await until(late, () => window.hostrelay?.connection === 'online', null);
-    await late.click('#join-button');
-    await until(late, () => window.hostrelay.phase === 'error', null);
+    await until(late, () => window.hostrelay?.phase === 'error', null);
     expect(await late.textContent('#error-title')).toBe('Room is full');
     expect(await late.textContent('#error-text')).toContain('This room is full');
     expect(await late.isVisible('#retry-button')).toBe(true);
@@ -98,9 +114,7 @@ describe('kick and host left', () => {
 
     // Same link, same browser: refused, with the same words.
     await bob.goto(`${h.base}/r/${code}`);
-    await until(bob, () => window.hostrelay?.connection === 'online', null);
-    await bob.click('#join-button');
-    await until(bob, () => window.hostrelay.phase === 'error', null);
+    await until(bob, () => window.hostrelay?.phase === 'error', null);
     expect(await bob.evaluate(() => window.hostrelay.error?.code)).toBe('kicked');
   });
 

@@ -41,8 +41,12 @@ export function stateOf(page: Page): Promise<HostrelayState> {
 export interface PageMarks {
   /** The page's script started. */
   pageStart: number | null;
+  /** The lobby first welcomed the page. */
+  welcome: number | null;
   /** The player last asked to create or join. */
   joinStart: number | null;
+  /** The page first entered a room (the reply to create or join). */
+  joined: number | null;
   /** The first data channel to a peer opened. */
   channelOpen: number | null;
   /** The room last got a new host. */
@@ -54,7 +58,9 @@ export function marksOf(page: Page): Promise<PageMarks> {
     const last = (name: string): number | null => performance.getEntriesByName(`hostrelay:${name}`, 'mark').at(-1)?.startTime ?? null;
     return {
       pageStart: last('page-start'),
+      welcome: last('lobby-welcome'),
       joinStart: last('join-start'),
+      joined: last('room-joined'),
       channelOpen: last('channel-open'),
       hostChanged: last('host-changed'),
     };

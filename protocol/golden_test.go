@@ -142,6 +142,12 @@ var goldenCases = []goldenCase{
 	{"room list with regions", TypeRoomList, 29, &RoomList{Rooms: []RoomSummary{
 		{Code: "ABC2345", Name: "Lunch league", Host: "Ada", Players: 4, MaxPlayers: 16, Region: "eu-west"}}}},
 	{"create room in a region", TypeCreateRoom, 30, &CreateRoom{Name: "arena", MaxPlayers: 4, Public: true, Region: "eu-west"}},
+	// Issue 16: TURN credentials with the welcome, so ICE gathering can
+	// start before the join's reply.
+	{"welcome with ice", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame,
+		Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e", Resume: "rt_9f3k2m7q4v8x6c5b2n4w7e3r", Grace: 30,
+		ICE: &ICE{Servers: []ICEServer{{URLs: []string{"turn:127.0.0.1:3478?transport=udp", "turn:127.0.0.1:3478?transport=tcp"},
+			Username: "1795000000:s_4kq9z2mx7c3v", Credential: "q1b2c3d4e5f6g7h8i9j0k1l2m3n="}}, TTL: 3600}}},
 }
 
 func TestGolden(t *testing.T) {

@@ -67,6 +67,12 @@ type Welcome struct {
 	// on a single node). A resume must go back to this node.
 	Node   string `msgpack:"node,omitempty" json:"node,omitempty"`
 	Region string `msgpack:"region,omitempty" json:"region,omitempty"`
+	// ICE is TURN credentials for this session, as a join would give, on
+	// a new session's Welcome (nil on a resumed one): a client about to join
+	// can gather relay candidates during the join's round trip. Out of a
+	// room they make allocations that reach nobody: TURN relays only between
+	// members of one room.
+	ICE *ICE `msgpack:"ice,omitempty" json:"ice,omitempty"`
 }
 
 // Error is the reply to a request that failed, or (id 0) a notice before the

@@ -40,7 +40,7 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 	if s.name == "" {
 		return reply{}, fail(protocol.CodeNameRequired, "choose a name first (hello.name or setName)")
 	}
-	if !s.creates.AllowN(h.cfg.Now(), 1) {
+	if !s.allowCreate(h.cfg.Now()) {
 		h.counters.limited(limitRoomsPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 	}
@@ -52,7 +52,7 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 	h.roomChangedLocked(r)
 	h.scheduleICELocked(s, q.prep.ice.TTL)
 	h.counters.roomsCreated.Add(1)
-	s.log.Info("room created", "room", r.code, "max_players", r.maxPlayers, "public", r.public, "migrate", r.migrate)
+	s.log().Info("room created", "room", r.code, "max_players", r.maxPlayers, "public", r.public, "migrate", r.migrate)
 	return reply{typ: protocol.TypeRoomJoined, body: &protocol.RoomJoined{
 		Room: r.info(), You: s.playerID, Players: r.players(), ICE: q.prep.ice,
 	}}, nil
@@ -176,7 +176,7 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	h.roomChangedLocked(r)
 	h.scheduleICELocked(s, q.prep.ice.TTL)
 	h.counters.joins.Add(1)
-	s.log.Info("room joined", "room", r.code, "player", s.playerID, "players", len(r.members))
+	s.log().Info("room joined", "room", r.code, "player", s.playerID, "players", len(r.members))
 	// The reply follows under the same lock (serve), so no later event of
 	// this room can overtake it.
 	h.broadcastLocked(r, s, protocol.TypePlayerJoined, &protocol.PlayerJoined{Player: s.player()})
@@ -207,7 +207,7 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 	r.remove(s)
 	if r.host != s {
 		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
-		s.log.Info("room left", "room", r.code, "player", player, "reason", reason)
+		s.log().Info("room left", "room", r.code, "player", player, "reason", reason)
 		return
 	}
 	if next := r.successor(); r.migrate && next != nil {
@@ -215,11 +215,11 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
 		h.broadcastLocked(r, nil, protocol.TypeHostChanged, &protocol.HostChanged{Host: next.playerID, Previous: player})
 		h.counters.hostMigrations.Add(1)
-		s.log.Info("host migrated", "room", r.code, "from", player, "to", next.playerID, "reason", reason)
+		s.log().Info("host migrated", "room", r.code, "from", player, "to", next.playerID, "reason", reason)
 		return
 	}
 	h.closeRoomLocked(r, protocol.ReasonHostLeft)
-	s.log.Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
+	s.log().Info("room closed", "room", r.code, "reason", protocol.ReasonHostLeft, "players", len(r.members))
 }
 
 // closeRoomLocked empties r, telling every member why, and forgets it.
@@ -239,7 +239,7 @@ func beforeSignal(s *Session, m *protocol.Signal) (prep, error) {
 	if err := s.hub.cfg.checkSignal(m); err != nil {
 		return prep{}, err
 	}
-	if !s.signals.Allow() {
+	if !s.allowSignal() {
 		s.hub.counters.limited(limitSignalsPerSession)
 		return prep{}, fail(protocol.CodeRateLimited, "too many signalling messages")
 	}

@@ -47,6 +47,12 @@ type Hub struct {
 	counters counters
 
 	wg sync.WaitGroup // one per running session
+
+	// pingSweep pings the links whose time has come (link.nextPing); armed
+	// while there are links. Guarded by mu.
+	pingSweep *time.Timer
+	// framePool lends links the buffers their writes gather in (frameWriter).
+	framePool sync.Pool
 }
 
 // NewHub validates cfg and returns an empty hub.
@@ -69,6 +75,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		remote:       make(map[string]*room),
 		parties:      make(map[string]*party),
 		routes:       newRoutes(),
+		framePool:    newFramePool(),
 	}, nil
 }
 
@@ -99,7 +106,8 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		h.mu.Unlock()
 	}
 
-	conn, err := websocket.Accept(smallBuffers{w}, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
+	bufs := &smallBuffers{ResponseWriter: w, pool: &h.framePool}
+	conn, err := websocket.Accept(bufs, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
 	if err != nil {
 		release()
 		// Accept has already written the HTTP error (403 for a foreign Origin).
@@ -108,7 +116,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	conn.SetReadLimit(int64(h.cfg.MaxFrame))
 
-	l := newLink(h, conn, remote, r.Host)
+	l := newLink(h, conn, bufs.out, remote, r.Host)
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()
@@ -117,6 +125,9 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		return
 	}
 	h.links[l] = struct{}{}
+	if h.pingSweep == nil {
+		h.pingSweep = time.AfterFunc(h.pingTick(), h.sweepPings)
+	}
 	h.wg.Add(1)
 	h.mu.Unlock()
 	// A fresh goroutine: its stack holds only what the link needs, not what
@@ -128,12 +139,42 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}()
 }
 
+// pingTick is how often the ping sweep runs: each link is pinged between
+// PingInterval and PingInterval plus this after its last pong.
+func (h *Hub) pingTick() time.Duration { return min(h.cfg.PingInterval/4, time.Second) }
+
+// sweepPings starts a ping on every link that is due, and runs again while
+// there are links.
+func (h *Hub) sweepPings() {
+	now := time.Now().UnixNano()
+	var due []*link
+	h.mu.Lock()
+	for l := range h.links {
+		if next := l.nextPing.Load(); next != 0 && next <= now && l.nextPing.CompareAndSwap(next, 0) {
+			due = append(due, l)
+		}
+	}
+	if len(h.links) > 0 && !h.closing {
+		h.pingSweep.Reset(h.pingTick())
+	} else {
+		h.pingSweep = nil
+	}
+	h.mu.Unlock()
+	for _, l := range due {
+		go l.ping()
+	}
+}
+
 // Close tells every connection the server is going away and waits, until
 // ctx ends, for them to finish closing. New connections are refused and no
 // seat is held: nobody can come back to this server.
 func (h *Hub) Close(ctx context.Context) error {
 	h.mu.Lock()
 	h.closing = true
+	if h.pingSweep != nil {
+		h.pingSweep.Stop() // nobody is staying: no more pings
+		h.pingSweep = nil
+	}
 	for l := range h.links {
 		l.kill(websocket.StatusGoingAway, "server shutting down")
 	}

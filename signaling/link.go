@@ -22,11 +22,14 @@ import (
 type link struct {
 	hub    *Hub
 	conn   *websocket.Conn
+	out    *frameWriter // under conn's writes: the writer holds it per burst
 	remote netip.Addr
 	host   string // Host header, for TURN URLs
 
-	ctx    context.Context // ends with the link
-	cancel context.CancelFunc
+	// over is set once run is winding down: the writer stops, a failed
+	// ping or write is no news. (A context here, with the children each
+	// ping hung on it, cost an idle link 400 bytes.)
+	over atomic.Bool
 
 	// Guarded by qmu, a leaf lock (enqueue runs under Hub.mu).
 	qmu       sync.Mutex
@@ -45,27 +48,34 @@ type link struct {
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
 	// One timer, reset per frame, costs less than a context per frame, and
 	// writes go out with no context for coder/websocket to watch. Only the
-	// writer goroutine touches it.
+	// writer goroutine touches it; it is dropped when the queue is empty, so
+	// an idle link holds none.
 	writeTimer *time.Timer
 
-	// pingTimer fires ping; a nudge (after hello, on joining a room) resets
-	// it to now so the room sees the player's ping without waiting.
-	pingTimer *time.Timer
-	pinging   atomic.Bool
+	// nextPing is when the hub's ping sweep pings this link (unix
+	// nanoseconds; 0 while a ping is due or out). A nudge (after hello, on
+	// joining a room) pings at once, so the room sees the player's ping
+	// without waiting. One sweep for all links, not a timer each: 130 bytes
+	// less per idle link.
+	nextPing atomic.Int64
+	pinging  atomic.Bool
+	// pingCancel ends the ping in flight (nil if none) when the link ends;
+	// guarded by qmu.
+	pingCancel context.CancelFunc
 
-	killOnce sync.Once
-	dead     chan struct{} // closed by kill/abort: stop queueing
-	refused  int           // frames refused in a row; read goroutine only
-	preHello int           // frames read before hello succeeded; read goroutine only
+	// dead is set once by kill or abort, whichever comes first: stop
+	// queueing. (A channel and a sync.Once cost an idle link 110 bytes.)
+	dead     atomic.Bool
+	refused  int // frames refused in a row; read goroutine only
+	preHello int // frames read before hello succeeded; read goroutine only
 
 	// session is set by hello and changed only under Hub.mu.
 	session *Session
 }
 
-func newLink(h *Hub, conn *websocket.Conn, remote netip.Addr, host string) *link {
-	l := &link{hub: h, conn: conn, remote: remote, host: host, dead: make(chan struct{})}
-	l.ctx, l.cancel = context.WithCancel(context.Background())
-	l.pingTimer = time.AfterFunc(h.cfg.PingInterval, l.ping)
+func newLink(h *Hub, conn *websocket.Conn, out *frameWriter, remote netip.Addr, host string) *link {
+	l := &link{hub: h, conn: conn, out: out, remote: remote, host: host}
+	l.nextPing.Store(time.Now().Add(h.cfg.PingInterval).UnixNano())
 	return l
 }
 
@@ -75,17 +85,21 @@ func (l *link) run() {
 	err := l.readLoop(context.Background())
 	l.hub.linkEnded(l, cleanClose(err))
 	l.kill(websocket.StatusNormalClosure, "")
-	l.pingTimer.Stop()
-	l.cancel()
+	l.nextPing.Store(0)
+	l.over.Store(true)
 	l.qmu.Lock()
 	l.stopped = true
+	if l.pingCancel != nil {
+		l.pingCancel()
+	}
 	l.qmu.Unlock()
 	l.wg.Wait()
 	l.hub.log.Debug("connection closed", "remote", l.remote, "reason", closeReason(err))
 }
 
 // nudgePing measures the round trip now rather than at the next interval.
-func (l *link) nudgePing() { l.pingTimer.Reset(0) }
+// It may run under Hub.mu: the ping runs on a goroutine of its own.
+func (l *link) nudgePing() { go l.ping() }
 
 // cleanClose reports whether the client closed on purpose (a close frame
 // with 1000 or 1001, as a browser sends when its tab closes): then there is
@@ -117,15 +131,17 @@ func (l *link) readLoop(ctx context.Context) error {
 	// Hello must succeed soon after the upgrade, however many frames come
 	// first: an upgraded connection that never says hello holds a file
 	// descriptor and a goroutine for nothing, and a deadline per frame
-	// would let it stay by sending anything now and then.
-	hctx, hcancel := context.WithTimeout(ctx, l.hub.cfg.HandshakeTimeout)
+	// would let it stay by sending anything now and then. A timer that
+	// cuts the connection, not a context on the reads: coder/websocket
+	// keeps the last read's context, and an idle link would hold it.
+	deadline := time.AfterFunc(l.hub.cfg.HandshakeTimeout, l.abort)
 	for l.current() == nil {
-		if err := l.readOne(hctx); err != nil {
-			hcancel()
+		if err := l.readOne(ctx); err != nil {
+			deadline.Stop()
 			return err
 		}
 	}
-	hcancel()
+	deadline.Stop()
 	for {
 		if err := l.readOne(ctx); err != nil {
 			return err
@@ -133,9 +149,10 @@ func (l *link) readLoop(ctx context.Context) error {
 	}
 }
 
-// current is the link's session, nil before hello. The read goroutine is the
-// only one that changes l.session (in hello, under Hub.mu), so it may read it
-// without the lock.
+// current is the link's session, nil before hello. Only the handler of a
+// frame changes l.session (in hello, under Hub.mu), and handlers run one at a
+// time, each started by the reader and waited for: they and the reader may
+// read it without the lock.
 func (l *link) current() *Session { return l.session }
 
 // readOne reads and handles one frame. Only connection failures end the
@@ -145,6 +162,24 @@ func (l *link) readOne(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	// The handler runs on a goroutine of its own, and this one waits. The
+	// reader spends its life parked in coder/websocket's Read, 2 KiB deep:
+	// a stack of 4 KiB holds that, but a handler that encodes a Welcome or
+	// a room (msgpack by reflection) grows it to 8 KiB, and the GC never
+	// shrinks it back while 2 KiB + 800 B are in use. Measured: 8.0 KiB of
+	// stack per idle session with handlers inline, 4 KiB this way, for one
+	// short-lived goroutine per frame received.
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		l.handle(typ, frame)
+	}()
+	<-done
+	return nil
+}
+
+// handle serves one frame.
+func (l *link) handle(typ websocket.MessageType, frame []byte) {
 	s := l.current()
 	if s == nil {
 		l.preHello++
@@ -157,47 +192,46 @@ func (l *link) readOne(ctx context.Context) error {
 			l.kill(websocket.StatusPolicyViolation, "too many frames before hello")
 		}
 		if l.preHello > FramesBeforeHello {
-			return nil // closing: frames still in flight go unanswered
+			return // closing: frames still in flight go unanswered
 		}
-	} else if !s.messages.Allow() {
+	} else if !s.allowMessage() {
 		l.hub.counters.limited(limitMessagesPerSession)
 		// Answer the request by its id when the frame is a message, so the
 		// caller gets rate_limited now rather than its own timeout later.
 		l.refuseID(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited, Message: "too many messages; slow down"})
-		return nil
+		return
 	}
 	if typ != websocket.MessageBinary {
 		l.refuse(protocol.Error{Code: protocol.CodeBadMessage, Message: "frames must be binary msgpack"})
-		return nil
+		return
 	}
 	env, err := protocol.Decode(frame)
 	if err != nil {
 		l.refuse(asReply(err))
-		return nil
+		return
 	}
 	l.refused = 0
 	if s == nil {
 		if env.Type != protocol.TypeHello {
 			l.hub.counters.refused(env.Type, protocol.CodeHelloRequired)
 			l.reply(env.ID, asReply(fail(protocol.CodeHelloRequired, "send hello first")))
-			return nil
+			return
 		}
 		if err := l.hub.hello(l, env); err != nil {
 			reply := asReply(err)
 			l.hub.counters.refused(protocol.TypeHello, reply.Code)
 			l.reply(env.ID, reply)
 		}
-		return nil
+		return
 	}
 	if err := s.handle(env); err != nil {
 		reply := asReply(err)
 		l.hub.counters.refused(env.Type, reply.Code)
 		if reply.Code == protocol.CodeInternal {
-			s.log.Error("handler failed", "type", env.Type, "err", err)
+			s.log().Error("handler failed", "type", env.Type, "err", err)
 		}
 		s.send(env.ID, protocol.TypeError, &reply)
 	}
-	return nil
 }
 
 // requestID is the id of the request in frame, 0 if it has none or is not a
@@ -323,10 +357,8 @@ func (l *link) enqueueReplay(frames [][]byte) {
 // lockQueue takes qmu if the link still takes frames, and reports whether
 // it did.
 func (l *link) lockQueue() bool {
-	select {
-	case <-l.dead:
+	if l.dead.Load() {
 		return false
-	default:
 	}
 	l.qmu.Lock()
 	if l.stopped {
@@ -354,24 +386,22 @@ func (l *link) startWriterLocked() {
 // reading, so a close frame would only wait for the handshake timeout. The
 // session's seat is held as for any dropped connection.
 func (l *link) abort() {
-	l.killOnce.Do(func() {
-		close(l.dead)
+	if l.dead.CompareAndSwap(false, true) {
 		_ = l.conn.CloseNow()
-	})
+	}
 }
 
 // kill closes the connection with a status once. The close handshake runs in
 // its own goroutine because it writes, and kill may be called under Hub.mu.
 func (l *link) kill(code websocket.StatusCode, reason string) {
-	l.killOnce.Do(func() {
-		close(l.dead)
+	if l.dead.CompareAndSwap(false, true) {
 		go func() {
 			// Give queued frames (an Error explaining the close) a moment to
 			// leave before the close frame.
 			l.flush(100 * time.Millisecond)
 			_ = l.conn.Close(code, reason)
 		}()
-	})
+	}
 }
 
 // flush waits until the writer has drained the queue or d passes.
@@ -392,9 +422,30 @@ func (l *link) flush(d time.Duration) {
 // ends; enqueue starts it again for the next frame.
 func (l *link) writeQueued() {
 	defer l.wg.Done()
+	held := false // frames written since the last release wait in l.out
 	for {
 		l.qmu.Lock()
-		if len(l.queue) == 0 || l.ctx.Err() != nil {
+		if held && (len(l.queue) == 0 || l.out.heldBytes() >= maxHeldBytes) {
+			l.qmu.Unlock()
+			// The write timer still runs from the last frame.
+			err := l.out.release()
+			l.writeTimer.Stop()
+			held = false
+			if err != nil {
+				l.writeFailed(err)
+				return
+			}
+			continue // the queue again: frames may have come meanwhile
+		}
+		if len(l.queue) == 0 || l.over.Load() {
+			if held {
+				_ = l.out.release() // the link is over: its bytes go nowhere useful
+			}
+			// Before writing goes false: the next writer may start then.
+			if l.writeTimer != nil {
+				l.writeTimer.Stop()
+				l.writeTimer = nil
+			}
 			l.queue, l.replaying, l.spectating, l.writing = nil, 0, 0, false
 			l.qmu.Unlock()
 			return
@@ -415,19 +466,33 @@ func (l *link) writeQueued() {
 		} else {
 			l.writeTimer.Reset(l.hub.cfg.WriteTimeout)
 		}
-		err := l.conn.Write(context.Background(), websocket.MessageBinary, frame)
-		l.writeTimer.Stop()
-		if err != nil {
-			if l.ctx.Err() == nil {
-				l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
-			}
-			l.abort()
-			l.qmu.Lock()
-			l.queue, l.replaying, l.spectating, l.writing = nil, 0, 0, false
-			l.qmu.Unlock()
+		if !held {
+			l.out.hold()
+			held = true
+		}
+		// Gathered in l.out, not sent: release sends it with the frames
+		// queued behind it.
+		if err := l.conn.Write(context.Background(), websocket.MessageBinary, frame); err != nil {
+			_ = l.out.release()
+			l.writeTimer.Stop()
+			l.writeFailed(err)
 			return
 		}
 	}
+}
+
+// maxHeldBytes is how much a burst of frames gathers before it is sent.
+const maxHeldBytes = 16 << 10
+
+// writeFailed drops a link whose connection would not take a write.
+func (l *link) writeFailed(err error) {
+	if !l.over.Load() {
+		l.hub.log.Debug("write failed", "remote", l.remote, "err", err)
+	}
+	l.abort()
+	l.qmu.Lock()
+	l.queue, l.replaying, l.spectating, l.writing = nil, 0, 0, false
+	l.qmu.Unlock()
 }
 
 // writeTimedOut drops a peer that stopped taking frames.
@@ -438,8 +503,9 @@ func (l *link) writeTimedOut() {
 
 // ping closes connections whose peer stopped answering, and times each
 // ping: the round trip is the player's ping shown in its room. It runs on
-// pingTimer's goroutine and re-arms the timer. Conn.Ping only completes
-// while readLoop is reading, which it always is.
+// a goroutine of its own (started by the hub's sweep or a nudge) and sets
+// the next one. Conn.Ping only completes while readLoop is reading, which
+// it always is.
 func (l *link) ping() {
 	l.qmu.Lock()
 	if l.stopped {
@@ -454,13 +520,24 @@ func (l *link) ping() {
 		return
 	}
 	defer l.pinging.Store(false)
-	pctx, cancel := context.WithTimeout(l.ctx, l.hub.cfg.PongTimeout)
+	pctx, cancel := context.WithTimeout(context.Background(), l.hub.cfg.PongTimeout)
+	l.qmu.Lock()
+	if l.stopped {
+		l.qmu.Unlock()
+		cancel()
+		return
+	}
+	l.pingCancel = cancel
+	l.qmu.Unlock()
 	start := time.Now()
 	err := l.conn.Ping(pctx)
 	rtt := time.Since(start)
+	l.qmu.Lock()
+	l.pingCancel = nil
+	l.qmu.Unlock()
 	cancel()
 	if err != nil {
-		if l.ctx.Err() == nil {
+		if !l.over.Load() {
 			// abort, not kill: a peer that answers no ping will not
 			// answer a close handshake either, and waiting for one would
 			// keep its seat looking alive for the handshake timeout.
@@ -472,7 +549,9 @@ func (l *link) ping() {
 	if s := l.sessionLocked(); s != nil {
 		l.hub.recordPing(s, rtt)
 	}
-	l.pingTimer.Reset(l.hub.cfg.PingInterval)
+	if !l.over.Load() {
+		l.nextPing.Store(time.Now().Add(l.hub.cfg.PingInterval).UnixNano())
+	}
 }
 
 // sessionLocked reads l.session from a goroutine other than the reader.

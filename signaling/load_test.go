@@ -20,7 +20,7 @@ import (
 // sockets. Requests go straight to its handlers (do); what it is sent is
 // kept for a resume that never comes. Hub.Close ends it like any held seat.
 func heldSeat(h *Hub, name string) *Session {
-	s := newSession(h, &link{remote: netip.MustParseAddr("127.0.0.1"), host: "localhost:8080"})
+	s := newSession(h, &link{remote: netip.MustParseAddr("127.0.0.1"), host: "localhost:8080"}, newSessionID())
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s.link, s.name, s.hello, s.away = nil, name, true, true

@@ -92,7 +92,7 @@ func createParty(q req[protocol.CreateParty]) (reply, error) {
 	p := &party{code: code, leader: s}
 	h.parties[code] = p
 	h.enterPartyLocked(s, p)
-	s.log.Info("party created", "party", code)
+	s.log().Info("party created", "party", code)
 	return reply{typ: protocol.TypePartyJoined, body: &protocol.PartyJoined{Party: p.info(), You: s.partyMember}}, nil
 }
 
@@ -127,7 +127,7 @@ func joinParty(q req[protocol.JoinParty]) (reply, error) {
 	}
 	h.enterPartyLocked(s, p)
 	h.partyChangedLocked(p, s)
-	s.log.Info("party joined", "party", p.code, "members", len(p.members))
+	s.log().Info("party joined", "party", p.code, "members", len(p.members))
 	return reply{typ: protocol.TypePartyJoined, body: &protocol.PartyJoined{Party: p.info(), You: s.partyMember}}, nil
 }
 

@@ -88,7 +88,7 @@ func quickPlay(q req[protocol.QuickPlay]) (reply, error) {
 			return reply{}, &protocol.ValidationError{Field: "maxPlayers",
 				Reason: fmt.Sprintf("%d is below your party of %d", size, len(group))}
 		}
-		if !s.creates.AllowN(h.cfg.Now(), 1) {
+		if !s.allowCreate(h.cfg.Now()) {
 			h.counters.limited(limitRoomsPerSession)
 			return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 		}
@@ -118,7 +118,7 @@ func quickPlay(q req[protocol.QuickPlay]) (reply, error) {
 		h.scheduleICELocked(o, ice.TTL)
 	}
 	h.roomChangedLocked(r)
-	s.log.Info("quick play", "room", r.code, "mode", r.mode, "created", created, "party", len(group), "players", len(r.members))
+	s.log().Info("quick play", "room", r.code, "mode", r.mode, "created", created, "party", len(group), "players", len(r.members))
 	return reply{}, nil
 }
 

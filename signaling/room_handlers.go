@@ -53,7 +53,7 @@ func updateRoom(q req[protocol.UpdateRoom]) (reply, error) {
 	if m.SetPassword {
 		r.passwordHash = hashPassword(m.Password)
 	}
-	q.s.log.Info("room updated", "room", r.code, "max_players", r.maxPlayers, "public", r.public)
+	q.s.log().Info("room updated", "room", r.code, "max_players", r.maxPlayers, "public", r.public)
 	q.h.broadcastRoomInfoLocked(r)
 	q.h.roomChangedLocked(r)
 	return okReply(), nil
@@ -77,7 +77,7 @@ func kick(q req[protocol.Kick]) (reply, error) {
 	target.send(0, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonKicked})
 	h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: m.ID, Reason: protocol.ReasonKicked})
 	h.roomChangedLocked(r)
-	s.log.Info("player kicked", "room", r.code, "player", m.ID, "kicked_session", target.id)
+	s.log().Info("player kicked", "room", r.code, "player", m.ID, "kicked_session", target.id)
 	return okReply(), nil
 }
 
@@ -90,7 +90,7 @@ func startGame(q req[protocol.StartGame]) (reply, error) {
 		return reply{}, fail(protocol.CodeNotReady, who+" is not ready")
 	}
 	r.started = true
-	q.s.log.Info("game started", "room", r.code, "players", len(r.members))
+	q.s.log().Info("game started", "room", r.code, "players", len(r.members))
 	q.h.broadcastLocked(r, nil, protocol.TypeGameStarted, &protocol.GameStarted{Mode: r.mode})
 	q.h.roomChangedLocked(r)
 	return okReply(), nil
@@ -107,7 +107,7 @@ func chat(q req[protocol.Chat]) (reply, error) {
 	s, h := q.s, q.h
 	// After the room check, so a client outside a room learns that first
 	// and does not spend its chat budget on lines nobody would get.
-	if !s.chat.Allow() {
+	if !s.allowChat() {
 		h.counters.limited(limitChatPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "too many chat messages; slow down")
 	}

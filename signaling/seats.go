@@ -30,12 +30,16 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	if m.Resume != "" {
 		return h.resume(l, env.ID, m)
 	}
+	// Signed before the lock, like a join's: the credentials name the
+	// session, so its id is drawn here.
+	id := newSessionID()
+	ice := h.cfg.ICE(id, l.host)
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.closing {
 		return fail(protocol.CodeServerFull, "server shutting down")
 	}
-	s := newSession(h, l)
+	s := newSession(h, l, id)
 	s.hello = true
 	s.name = strings.TrimSpace(m.Name)
 	s.wantsPings = m.Pings
@@ -50,12 +54,12 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	h.tokens[sha256.Sum256([]byte(s.token))] = s
 	l.session = s
 	node, region := h.self()
-	s.send(env.ID, protocol.TypeWelcome, &protocol.Welcome{
+	s.sendWelcome(env.ID, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
-		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region,
+		Resume: resume, Grace: int(h.cfg.Grace / time.Second), Node: node, Region: region, ICE: &ice,
 	})
 	s.nudgePing() // so the ping is known before the player enters a room
-	s.log.Debug("session open", "remote", l.remote)
+	s.log().Debug("session open", "remote", l.remote)
 	return nil
 }
 
@@ -93,7 +97,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 		s.outMu.Unlock()
 		// The gap cannot be filled, so the seat cannot be trusted to match
 		// what the client believes: release it now rather than at expiry.
-		s.log.Info("resume refused: missed too much", "received", m.Received, "sent", s.sent)
+		s.log().Info("resume refused: missed too much", "received", m.Received, "sent", s.sent)
 		h.endLocked(s, protocol.ReasonDisconnect)
 		h.counters.resumesFailed.Add(1)
 		return fail(protocol.CodeResumeFailed, "missed too much while away; join again")
@@ -127,7 +131,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	wasAway := s.away
 	s.away = false
 	h.counters.resumes.Add(1)
-	s.log.Info("session resumed", "remote", l.remote, "replayed", len(missed), "was_away", wasAway)
+	s.log().Info("session resumed", "remote", l.remote, "replayed", len(missed), "was_away", wasAway)
 	if wasAway && s.room != nil {
 		h.broadcastLocked(s.room, s, protocol.TypePlayerUpdated, &protocol.PlayerUpdated{Player: s.player()})
 	}
@@ -161,7 +165,7 @@ func (h *Hub) linkEnded(l *link, clean bool) {
 		return
 	}
 	s.away = true
-	s.log.Info("connection lost: seat held", "room", s.room.code, "grace", h.cfg.Grace)
+	s.log().Info("connection lost: seat held", "room", s.room.code, "grace", h.cfg.Grace)
 	h.broadcastLocked(s.room, s, protocol.TypePlayerUpdated, &protocol.PlayerUpdated{Player: s.player()})
 	s.awayTimer = time.AfterFunc(h.cfg.Grace, func() { h.expire(s) })
 }
@@ -173,7 +177,7 @@ func (h *Hub) expire(s *Session) {
 	if !s.away || s.ended {
 		return
 	}
-	s.log.Info("seat released: grace period over")
+	s.log().Info("seat released: grace period over")
 	h.endLocked(s, protocol.ReasonDisconnect)
 }
 

@@ -335,6 +335,47 @@ func TestICERefreshBeforeExpiry(t *testing.T) {
 	}
 }
 
+// Issue 16: a new session's Welcome carries its TURN credentials, so a
+// client can gather relay candidates while its join is on the way; they
+// start no refreshes (nothing to keep alive out of a room), and a resumed
+// Welcome has none (the session already holds its own).
+func TestWelcomeCarriesICE(t *testing.T) {
+	_, url := testHub(t, func(c *Config) {
+		c.Grace = time.Minute
+		c.ICE = func(sessionID, host string) protocol.ICE {
+			return protocol.ICE{TTL: 1, Servers: []protocol.ICEServer{{URLs: []string{"turn:" + host},
+				Username: "9999999999:" + sessionID, Credential: "c"}}}
+		}
+	})
+	c, w := connectSeat(t, url, "Ada")
+	if w.ICE == nil || len(w.ICE.Servers) != 1 || w.ICE.Servers[0].Username != "9999999999:"+w.Session ||
+		!strings.HasPrefix(w.ICE.Servers[0].URLs[0], "turn:127.0.0.1:") || w.ICE.TTL != 1 {
+		t.Fatalf("welcome ICE %+v for session %s", w.ICE, w.Session)
+	}
+	c.readTimeout = 1500 * time.Millisecond // past 3/4 of the TTL
+	for {
+		env, err := c.read()
+		if err != nil {
+			break // timed out: nothing more was sent
+		}
+		if env.Type == protocol.TypeICERefresh {
+			t.Fatal("ICE refreshed for a session in no room")
+		}
+	}
+	// (The read timeout closed c: a second session, in a room so that its
+	// seat is held, shows the resume.)
+	d, w2 := connectSeat(t, url, "Bea")
+	d.create("r", 2, "")
+	_ = d.conn.CloseNow()
+	_, env := resumeOn(t, url, w2.Resume, d.Received())
+	var rw protocol.Welcome
+	if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &rw) != nil || !rw.Resumed || rw.ICE != nil {
+		var e protocol.Error
+		_ = protocol.DecodeBody(env, &e)
+		t.Fatalf("resumed: %s %+v %+v", env.Type, rw, e)
+	}
+}
+
 func TestConnectionsPerIPLimit(t *testing.T) {
 	_, url := testHub(t, func(c *Config) { c.MaxConnsPerIP = 3 })
 	conns := make([]*client, 3)

@@ -7,8 +7,6 @@ import (
 	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
-
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -20,12 +18,14 @@ type Session struct {
 	id    string
 	token string // bearer secret for the HTTP API; see Hub.SessionByToken
 	hub   *Hub
-	log   *slog.Logger
 
-	messages *rate.Limiter
-	signals  *rate.Limiter
-	chat     *rate.Limiter
-	creates  *rate.Limiter
+	// The session's rate limits, behind one lock: four buckets in 64 bytes
+	// where four rate.Limiters took 320 on the heap.
+	limitMu  sync.Mutex
+	messages bucket
+	signals  bucket
+	chat     bucket
+	creates  bucket
 
 	// Outgoing frames: guarded by outMu, a leaf lock (never take Hub.mu
 	// while holding it).
@@ -59,22 +59,68 @@ type Session struct {
 	wantsPings  bool // Hello.Pings
 }
 
-func newSession(h *Hub, l *link) *Session {
-	id := newSessionID()
+func newSession(h *Hub, l *link, id string) *Session {
 	return &Session{
-		id:       id,
-		token:    newSessionToken(),
-		hub:      h,
-		log:      h.log.With("session", id),
-		messages: rate.NewLimiter(rate.Limit(h.cfg.MessagesPerSecond), h.cfg.MessageBurst),
-		signals:  rate.NewLimiter(rate.Limit(h.cfg.SignalsPerSecond), h.cfg.SignalBurst),
-		chat:     rate.NewLimiter(rate.Limit(h.cfg.ChatPerSecond), h.cfg.ChatBurst),
-		creates:  rate.NewLimiter(rate.Every(time.Minute/time.Duration(max(1, h.cfg.RoomsPerMinute))), h.cfg.RoomsPerMinute),
-		link:     l,
-		replay:   replayRing{maxFrames: h.cfg.ReplayFrames, maxBytes: h.cfg.ReplayBytes},
-		remote:   l.remote,
-		host:     l.host,
+		id:     id,
+		token:  newSessionToken(),
+		hub:    h,
+		link:   l,
+		replay: replayRing{maxFrames: h.cfg.ReplayFrames, maxBytes: h.cfg.ReplayBytes},
+		remote: l.remote,
+		host:   l.host,
 	}
+}
+
+// log is the session's logger. It is made for each line rather than kept:
+// lines are rare, and a kept one cost every idle session 200 bytes.
+func (s *Session) log() *slog.Logger { return s.hub.log.With("session", s.id) }
+
+// allowMessage, allowSignal, allowChat and allowCreate spend a token of the
+// session's rate for any message, a signal, a chat line and a new room.
+func (s *Session) allowMessage() bool {
+	return s.allow(&s.messages, time.Now(), s.hub.cfg.MessagesPerSecond, s.hub.cfg.MessageBurst)
+}
+
+func (s *Session) allowSignal() bool {
+	return s.allow(&s.signals, time.Now(), s.hub.cfg.SignalsPerSecond, s.hub.cfg.SignalBurst)
+}
+
+func (s *Session) allowChat() bool {
+	return s.allow(&s.chat, time.Now(), s.hub.cfg.ChatPerSecond, s.hub.cfg.ChatBurst)
+}
+
+func (s *Session) allowCreate(now time.Time) bool {
+	perMinute := s.hub.cfg.RoomsPerMinute
+	return s.allow(&s.creates, now, float64(max(1, perMinute))/60, perMinute)
+}
+
+func (s *Session) allow(b *bucket, now time.Time, perSecond float64, burst int) bool {
+	s.limitMu.Lock()
+	defer s.limitMu.Unlock()
+	return b.allow(now, perSecond, burst)
+}
+
+// bucket is a token bucket with rate.Limiter's rule (full at first, refilled
+// at perSecond up to burst) in 16 bytes.
+type bucket struct {
+	tokens float64
+	last   int64 // unix nanoseconds of the last refill; 0 before the first use
+}
+
+func (b *bucket) allow(now time.Time, perSecond float64, burst int) bool {
+	t := now.UnixNano()
+	switch {
+	case b.last == 0:
+		b.tokens, b.last = float64(burst), t
+	case t > b.last:
+		b.tokens = min(float64(burst), b.tokens+float64(t-b.last)/float64(time.Second)*perSecond)
+		b.last = t
+	}
+	if b.tokens < 1 {
+		return false
+	}
+	b.tokens--
+	return true
 }
 
 // addr returns the remote address and Host header of the session's current
@@ -89,10 +135,30 @@ func (s *Session) addr() (netip.Addr, string) {
 func (s *Session) send(id uint32, typ string, body any) {
 	frame, err := protocol.Encode(typ, id, body)
 	if err != nil {
-		s.log.Error("encode", "type", typ, "err", err)
+		s.log().Error("encode", "type", typ, "err", err)
 		return
 	}
 	s.enqueue(frame)
+}
+
+// sendWelcome sends a new session's Welcome: numbered like any frame but
+// not kept for replay, since a client that missed it has no resume token
+// to come back with. An idle session would otherwise keep it all its life.
+func (s *Session) sendWelcome(id uint32, w *protocol.Welcome) {
+	frame, err := protocol.Encode(protocol.TypeWelcome, id, w)
+	if err != nil {
+		s.log().Error("encode", "type", protocol.TypeWelcome, "err", err)
+		return
+	}
+	s.outMu.Lock()
+	defer s.outMu.Unlock()
+	if s.ended {
+		return
+	}
+	s.sent++
+	if s.link != nil {
+		s.link.enqueue(frame)
+	}
 }
 
 // enqueue numbers a frame, keeps it for replay and hands it to the current
@@ -175,7 +241,8 @@ func (r *replayRing) dropOldest() {
 
 // grow doubles the storage (up to maxFrames), oldest first again.
 func (r *replayRing) grow() {
-	frames := make([]seqFrame, min(max(2*len(r.frames), 8), r.maxFrames))
+	// From one frame: an idle session holds only its Welcome.
+	frames := make([]seqFrame, min(max(2*len(r.frames), 1), r.maxFrames))
 	for i := range r.n {
 		frames[i] = r.frames[(r.head+i)%len(r.frames)]
 	}

@@ -113,3 +113,56 @@ func readFrame(t *testing.T, r io.Reader) (byte, []byte) {
 	}
 	return h[0], p
 }
+
+// writeCounter is a net.Conn that records each write.
+type writeCounter struct {
+	net.Conn
+	writes [][]byte
+}
+
+func (c *writeCounter) Write(p []byte) (int, error) {
+	c.writes = append(c.writes, append([]byte(nil), p...))
+	return len(p), nil
+}
+
+// Issue 16: frames written while the link's writer holds its frameWriter go
+// out in one write, in order, whatever the size of the 16-byte buffer above
+// it; otherwise (a ping, a close frame) writes go straight through, and an
+// idle frameWriter holds no buffer.
+func TestFrameWriterGathersABurst(t *testing.T) {
+	conn := &writeCounter{}
+	pool := newFramePool()
+	fw := &frameWriter{conn: conn, pool: &pool}
+	bw := bufio.NewWriterSize(fw, writeBuffer)
+	frame := func(b byte, n int) {
+		if _, err := bw.Write([]byte(strings.Repeat(string(rune(b)), n))); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	frame('p', 3) // not held: straight through
+	fw.hold()
+	frame('a', 300) // bigger than the buffer: one write at release all the same
+	frame('b', 5)
+	if len(conn.writes) != 1 || fw.heldBytes() != 305 {
+		t.Fatalf("while held: %d writes, %d bytes held", len(conn.writes), fw.heldBytes())
+	}
+	if err := fw.release(); err != nil {
+		t.Fatal(err)
+	}
+	if fw.held != nil {
+		t.Fatal("a released frameWriter keeps its buffer")
+	}
+	frame('c', 2)
+	want := []string{"ppp", strings.Repeat("a", 300) + "bbbbb", "cc"}
+	if len(conn.writes) != len(want) {
+		t.Fatalf("%d writes, want %d", len(conn.writes), len(want))
+	}
+	for i, w := range want {
+		if string(conn.writes[i]) != w {
+			t.Fatalf("write %d: %q, want %q", i, conn.writes[i], w)
+		}
+	}
+}

@@ -300,7 +300,7 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 	h.spectatorsChangedLocked(r)
 	h.counters.spectates.Add(1)
 	st := h.streamLocked(r)
-	s.log.Info("watching", "room", r.code, "spectators", r.spectators)
+	s.log().Info("watching", "room", r.code, "spectators", r.spectators)
 	return reply{
 		typ: protocol.TypeSpectating,
 		body: &protocol.Spectating{Room: h.summaryLocked(r), DelayMs: int(h.cfg.SpectatorDelay / time.Millisecond),

@@ -7,11 +7,13 @@ import { marksOf, stateOf, waitForState } from '../../e2e/page-state';
 // Share link opened → first game packet, in headless Chromium with the e2e
 // flags (loopback only). One host tab creates a room and starts the game;
 // each run opens the share link in a fresh context (a returning player: the
-// name is already remembered), clicks Join as soon as the page can, and
-// notes when the first packet arrives on the game channel. Times are the
+// name is already remembered, so the page joins without a click) and notes
+// when the first packet arrives on the game channel. Times are the
 // page's own clock, whose zero is the navigation start.
 //
-// Env: BENCH_URL (a running hostrelay), BENCH_OUT (JSON results), BENCH_RUNS.
+// Env: BENCH_URL (a running hostrelay), BENCH_OUT (JSON results), BENCH_RUNS,
+// BENCH_PROFILE (a directory: each run's CPU profile of the joining page,
+// from navigation to the first packet, as run-N.cpuprofile for DevTools).
 
 const base = process.env['BENCH_URL'] ?? '';
 const out = process.env['BENCH_OUT'] ?? '';
@@ -19,13 +21,33 @@ const runs = Number(process.env['BENCH_RUNS'] ?? '10');
 
 declare global {
   interface Window {
-    __bench?: { firstPacket: number | null };
+    __bench?: { firstPacket: number | null; offer: number | null; answer: number | null; relay: number | null };
   }
 }
 
-/** Records the first message on any 'game' data channel of the page. */
+/**
+ * Records the first message on any 'game' data channel of the page, and
+ * when the first offer was set, the first answer applied and the first
+ * relay candidate gathered.
+ */
 function recordFirstPacket(): void {
-  window.__bench = { firstPacket: null };
+  const b = { firstPacket: null, offer: null, answer: null, relay: null } as NonNullable<Window['__bench']>;
+  window.__bench = b;
+  const setLocal = RTCPeerConnection.prototype.setLocalDescription as (this: RTCPeerConnection, d?: RTCLocalSessionDescriptionInit) => Promise<void>;
+  RTCPeerConnection.prototype.setLocalDescription = function (this: RTCPeerConnection, d?: RTCLocalSessionDescriptionInit) {
+    this.addEventListener('icecandidate', (e) => {
+      if (e.candidate?.type === 'relay' && b.relay === null) b.relay = performance.now();
+    });
+    return setLocal.call(this, d).then(() => {
+      if (b.offer === null && this.localDescription?.type === 'offer') b.offer = performance.now();
+    });
+  };
+  const setRemote = RTCPeerConnection.prototype.setRemoteDescription as (this: RTCPeerConnection, d: RTCSessionDescriptionInit) => Promise<void>;
+  RTCPeerConnection.prototype.setRemoteDescription = function (this: RTCPeerConnection, d: RTCSessionDescriptionInit) {
+    return setRemote.call(this, d).then(() => {
+      if (b.answer === null && d.type === 'answer') b.answer = performance.now();
+    });
+  };
   const create = RTCPeerConnection.prototype.createDataChannel;
   RTCPeerConnection.prototype.createDataChannel = function (this: RTCPeerConnection, label, init) {
     const ch = create.call(this, label, init);
@@ -75,8 +97,6 @@ it('share link to first game packet', async () => {
   await warmContext.addInitScript(() => localStorage.setItem('hostrelay.name', 'Warm'));
   const warm = await warmContext.newPage();
   await warm.goto(link);
-  await waitForState(warm, () => window.hostrelay.phase === 'name', null);
-  await warm.click('#join-button');
   await waitForState(warm, () => window.hostrelay.phase === 'room' && window.hostrelay.openPeers.length === 1, null);
   await warm.click('#ready-button');
   await waitForState(host, () => window.hostrelay.players.length === 2 && window.hostrelay.players.every((p) => p.host || p.ready), null);
@@ -90,28 +110,52 @@ it('share link to first game packet', async () => {
   const joinClick: number[] = [];
   const scriptStart: number[] = [];
   const domLoaded: number[] = [];
+  const welcome: number[] = [];
+  const joined: number[] = [];
+  const offer: number[] = [];
+  const relay: number[] = [];
+  const answer: number[] = [];
   for (let i = 0; i < runs; i++) {
     const context = await browser.newContext();
     await context.addInitScript(() => localStorage.setItem('hostrelay.name', 'Runner'));
     await context.addInitScript(recordFirstPacket);
     const page: Page = await context.newPage();
+    const profileDir = process.env['BENCH_PROFILE'];
+    const cdp = profileDir ? await context.newCDPSession(page) : null;
+    if (cdp) {
+      await cdp.send('Profiler.enable');
+      await cdp.send('Profiler.setSamplingInterval', { interval: 200 });
+      await cdp.send('Profiler.start');
+    }
     await page.goto(link);
-    await waitForState(page, () => window.hostrelay.phase === 'name', null);
-    await page.click('#join-button');
     await waitForState(page, () => (window.__bench?.firstPacket ?? null) !== null, null);
+    if (cdp && profileDir) {
+      const { profile } = await cdp.send('Profiler.stop');
+      writeFileSync(`${profileDir}/run-${i}.cpuprofile`, JSON.stringify(profile));
+    }
     const first = await page.evaluate(() => window.__bench?.firstPacket ?? NaN);
+    const rtc = await page.evaluate(() => ({
+      offer: window.__bench?.offer ?? NaN,
+      answer: window.__bench?.answer ?? NaN,
+      relay: window.__bench?.relay ?? NaN,
+    }));
     const marks = await marksOf(page);
     const nav = await page.evaluate(() => {
       const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
       return { response: n?.responseEnd ?? NaN, dom: n?.domContentLoadedEventEnd ?? NaN, load: n?.loadEventEnd ?? NaN };
     });
-    if (process.env['BENCH_VERBOSE']) console.log(JSON.stringify({ first, marks, nav }));
+    if (process.env['BENCH_VERBOSE']) console.log(JSON.stringify({ first, marks, nav, rtc }));
     expect((await stateOf(page)).role).toBe('client');
     total.push(first);
     channel.push(marks.channelOpen ?? NaN);
     joinClick.push(marks.joinStart ?? NaN);
     scriptStart.push(marks.pageStart ?? NaN);
     domLoaded.push(nav.dom);
+    welcome.push(marks.welcome ?? NaN);
+    joined.push(marks.joined ?? NaN);
+    offer.push(rtc.offer);
+    relay.push(rtc.relay);
+    answer.push(rtc.answer);
     await context.close();
     // Let the host see the player leave before the next one comes.
     await waitForState(host, () => window.hostrelay.openPeers.length === 0, null);
@@ -124,6 +168,11 @@ it('share link to first game packet', async () => {
     medianJoinClickMs: median(joinClick),
     medianScriptStartMs: median(scriptStart),
     medianDomContentLoadedMs: median(domLoaded),
+    medianWelcomeMs: median(welcome),
+    medianJoinedMs: median(joined),
+    medianOfferMs: median(offer),
+    medianRelayCandidateMs: median(relay),
+    medianAnswerMs: median(answer),
   };
   writeFileSync(out, JSON.stringify(result));
   console.log(`share link → first game packet: median ${result.medianMs.toFixed(0)} ms over ${runs} runs`);

@@ -6,7 +6,7 @@ import { RegionPicker, type RegionPick } from './region-picker';
 import { stunRtt, webSocketRtt } from './rtt-probe';
 import { fieldError, ui } from './dom';
 import { deviceId, nameProblem, saveName, savedName } from './identity';
-import { mark } from './marks';
+import { mark, markOnce } from './marks';
 import { describe } from './messages';
 import { RoomController } from './room-controller';
 import { PartyPanel } from './party';
@@ -37,6 +37,10 @@ const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://$
   transport: testing?.transport,
 });
 testing?.useLink(link);
+// Dial first: the socket opens and says hello while the rest of this script
+// and the first layout run (its listeners are attached below, before any
+// of its events can come: they come as tasks after this script).
+link.start();
 const rooms = new RoomController(store, () => nodeBaseUrl(link.client?.url ?? '') ?? location.origin, testing?.attach);
 const regions = new RegionPicker({ nodes: fetchNodes, stun: (url) => stunRtt(url), webSocket: (url) => webSocketRtt(url) });
 const watcher = new WatchController(store);
@@ -54,16 +58,24 @@ setUpQuickPlay();
 store.subscribe(render);
 window.addEventListener('popstate', () => location.reload());
 
+// A share link opened with a remembered name joins as soon as the lobby
+// answers, without a click (a first visit still asks for the name; a
+// password is asked for when the join says it is wrong).
+let joinOnConnect = false;
 if (watchParam !== null) {
   if (watchCode === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
 } else if (sharePath !== undefined) {
   const code = shareCode(sharePath);
   if (code === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
-  else showJoin(code, false);
+  else {
+    showJoin(code, false);
+    joinOnConnect = nameProblem(store.state.name) === null;
+  }
 }
 
 link.on('status', (connection, retryInMs) => store.update({ connection, retryInMs }));
 link.on('connected', (client) => {
+  markOnce('lobby-welcome');
   const showNode = (): void => store.update({ node: { id: client.node, region: client.region } });
   showNode();
   // A room on another node of the cluster: the SDK moved the session there,
@@ -84,9 +96,12 @@ link.on('connected', (client) => {
     rooms.placed(client, joined);
   });
   rooms.onReconnected(client);
+  if (joinOnConnect) {
+    joinOnConnect = false;
+    if (store.state.phase === 'name') void joinRoom();
+  }
 });
 ui.bannerRetry.addEventListener('click', () => link.retryNow());
-link.start();
 
 /**
  * The room code in a share link's path segment, or null. Anyone can type a

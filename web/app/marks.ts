@@ -2,7 +2,7 @@
 // …): the end-to-end tests and the browser benchmark read them with
 // performance.getEntriesByName, and DevTools shows them on its timeline.
 
-export type MarkName = 'page-start' | 'join-start' | 'channel-open' | 'host-changed';
+export type MarkName = 'page-start' | 'lobby-welcome' | 'join-start' | 'room-joined' | 'channel-open' | 'host-changed';
 
 export function mark(name: MarkName): void {
   performance.mark(`hostrelay:${name}`);

@@ -106,6 +106,7 @@ export class RoomController {
   }
 
   private enter(session: RoomSession, password: string): void {
+    markOnce('room-joined');
     const room: ActiveRoom = {
       session,
       received: 0,
@@ -156,7 +157,19 @@ export class RoomController {
     const link = `${this.shareBase()}/r/${session.room.code}`;
     history.replaceState(null, '', `/r/${session.room.code}`);
     ui.shareLink.value = link;
-    ui.shareQr.src = qrDataUrl(link);
+    // A joining client draws the QR code a second later: drawn now (or as
+    // the link opens), its milliseconds sit between the host's answer, the
+    // link opening and the first packets, on a main thread they all need.
+    // A host shares at once.
+    const drawQr = (): void => {
+      if (this.active === room) ui.shareQr.src = qrDataUrl(link);
+    };
+    ui.shareQr.removeAttribute('src');
+    if (session.role === 'host') drawQr();
+    else {
+      const later = window.setTimeout(drawQr, 1000);
+      room.offs.push(() => clearTimeout(later));
+    }
     fieldError(ui.readyError, null);
     fieldError(ui.chatError, null);
     this.store.update({

@@ -58,7 +58,6 @@ function timeOf(at: number): string {
 function renderChat(s: Readonly<HostrelayState>): void {
   if (s.chat === shownChat) return;
   const log = ui.chatLog;
-  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 24;
   shownChat = s.chat;
   if (s.chat.length === 0) {
     const li = document.createElement('li');
@@ -67,6 +66,10 @@ function renderChat(s: Readonly<HostrelayState>): void {
     log.replaceChildren(li);
     return;
   }
+  // Measured only with lines to keep in view: reading the layout forces it
+  // now, and on entering a room (no lines yet) that would be before the
+  // first packets (15 ms a join, profiled).
+  const atBottom = log.scrollHeight - log.scrollTop - log.clientHeight < 24;
   // Text only: a line like <img onerror=…> shows as those characters.
   log.replaceChildren(
     ...s.chat.map((m) => {

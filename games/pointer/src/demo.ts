@@ -57,6 +57,10 @@ export class PointerDemo {
         if (channel === 'game') this.onPacket(peerId, data);
       }),
       session.on('peerClose', (peerId) => this.remote.delete(peerId)),
+      // The first pointer goes the moment the link opens, not at the next tick.
+      session.on('peerOpen', () => {
+        if (this.session.role === 'client') this.sendPointer();
+      }),
     );
     // A finger's drag is the game's, not the page's: no scrolling or zooming while it steers.
     canvas.style.touchAction = 'none';

@@ -29,7 +29,12 @@ function withDefaults(frameBody: unknown, vectorBody: unknown): unknown {
   // writes a []byte as base64, so bytes become base64 here too.
   const replacer = (_k: string, v: unknown): unknown =>
     isZero(v) ? undefined : v instanceof Uint8Array ? Buffer.from(v).toString('base64') : v;
-  return JSON.parse(JSON.stringify(frameBody, replacer)) ?? vectorBody;
+  const dropped = JSON.parse(JSON.stringify(frameBody, replacer)) as unknown;
+  // A struct left with only zero fields (welcome's ice when there is none)
+  // is left out too, as Go omits a nil pointer; the body itself stays.
+  const empty = (_k: string, v: unknown): unknown =>
+    _k !== '' && typeof v === 'object' && v !== null && !Array.isArray(v) && Object.keys(v).length === 0 ? undefined : v;
+  return (dropped === undefined ? undefined : JSON.parse(JSON.stringify(dropped, empty))) ?? vectorBody;
 }
 
 function isZero(v: unknown): boolean {

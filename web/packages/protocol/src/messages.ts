@@ -91,6 +91,13 @@ export interface Welcome {
    */
   node: string;
   region: string;
+  /**
+   * TURN credentials for this session, as a join would give (no servers on
+   * a resumed Welcome): a client about to join can start gathering relay
+   * candidates before the join's reply. They relay nothing until the
+   * session is in a room.
+   */
+  ice: Ice;
 }
 
 /** The reply to a failed request, or (id 0) a notice before the server closes. */

@@ -98,6 +98,7 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
     resumed: bool,
     node: str,
     region: str,
+    ice,
   }),
   error: struct<ErrorBody>({ code: str, msg: str, url: str, region: str }),
   ok: struct<Ok>({}),

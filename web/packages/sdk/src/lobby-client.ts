@@ -217,6 +217,8 @@ export class LobbyClient {
   // be at most this less the envelope (protocol.MaxSpectatorData).
   private maxFrame = 0;
   private resuming: { attempt: number; deadline: number; timer: ReturnType<typeof setTimeout> | null } | null = null;
+  // TURN credentials from the Welcome of this node's session, and when they came.
+  private welcomeIce: { ice: Ice; at: number } | null = null;
 
   private constructor(
     url: string,
@@ -281,6 +283,19 @@ export class LobbyClient {
   /** The region of the node we are on ('' on a single node or a node without one). */
   get region(): string {
     return this.nodeRegion;
+  }
+
+  /**
+   * TURN credentials the server gave this session with its Welcome, while
+   * less than half their lifetime is gone; null otherwise (or from a server
+   * that sends none). A client about to join can start gathering relay
+   * candidates with them before the join's reply; they relay nothing until
+   * the session is in a room. A move to another node replaces them.
+   */
+  get welcomeIceServers(): Ice | null {
+    const w = this.welcomeIce;
+    if (w === null || w.ice.servers.length === 0) return null;
+    return Date.now() - w.at < (w.ice.ttl * 1000) / 2 ? w.ice : null;
   }
 
   on<K extends keyof LobbyEvents>(event: K, listener: (...args: LobbyEvents[K]) => void): Unsubscribe {
@@ -446,6 +461,9 @@ export class LobbyClient {
     this.maxFrame = w.maxFrame;
     this.nodeId = w.node;
     this.nodeRegion = w.region;
+    // A resumed Welcome has none: the session's own still hold.
+    if (w.ice.servers.length > 0) this.welcomeIce = { ice: w.ice, at: Date.now() };
+    else if (!w.resumed) this.welcomeIce = null;
   }
 
   /**

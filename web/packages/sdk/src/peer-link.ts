@@ -9,7 +9,11 @@ import { iceUfrag, selectedCandidatePair, type SelectedPair } from './stats.js';
 export type ChannelData = string | ArrayBuffer | ArrayBufferView<ArrayBuffer>;
 
 export interface PeerLinkOptions {
-  /** The player id of the other end. */
+  /**
+   * The player id of the other end; '' when it is not known yet (a client
+   * offering before its join's reply names the host): its signals wait
+   * until bind() names it.
+   */
   peerId: string;
   /** The joining client makes the offer; the host answers. */
   offerer: boolean;
@@ -63,7 +67,9 @@ function describeIceError(e: RTCPeerConnectionIceErrorEvent): string {
  * arrival order; our candidates wait until our description has been sent.
  */
 export class PeerLink {
-  readonly peerId: string;
+  private peer: string;
+  /** Signals made before bind(), in order. */
+  private unbound: OutgoingSignal[] = [];
   private readonly pc: RTCPeerConnection;
   private readonly channels: Record<ChannelName, RTCDataChannel>;
   private readonly events = new Emitter<PeerLinkEvents>();
@@ -80,20 +86,34 @@ export class PeerLink {
   /** An ICE restart asked for while an offer was still unanswered: made once the answer is in. */
   private restartPending = false;
   private restarts = 0;
-  private readonly connectTimer: ReturnType<typeof setTimeout>;
+  private connectTimer: ReturnType<typeof setTimeout> | undefined;
+  private readonly connectTimeoutMs: number;
 
   constructor(options: PeerLinkOptions) {
-    this.peerId = options.peerId;
+    this.peer = options.peerId;
     this.offerer = options.offerer;
     this.signal = options.signal;
     this.maxBufferedGame = options.maxBufferedGame ?? DEFAULT_MAX_BUFFERED_GAME;
     const create = options.createPeerConnection ?? ((c: RTCConfiguration) => new RTCPeerConnection(c));
     // Relay only: game traffic never depends on NAT punch-through and no
     // player's address reaches another player.
-    this.pc = create({ iceServers: options.iceServers, iceTransportPolicy: 'relay' });
+    // A link made before its peer is known (peerId '') is made ahead of
+    // need: a candidate pool starts the TURN allocation now rather than
+    // when the description is set.
+    this.pc = create({
+      iceServers: options.iceServers,
+      iceTransportPolicy: 'relay',
+      ...(options.peerId === '' ? { iceCandidatePoolSize: 1 } : {}),
+    });
     this.channels = openChannels(this.pc);
     this.wire();
-    const timeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    this.connectTimeoutMs = options.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS;
+    // A link made ahead of its peer waits for bind(): it may wait long.
+    if (this.peer !== '') this.armConnectTimer();
+  }
+
+  private armConnectTimer(): void {
+    const timeoutMs = this.connectTimeoutMs;
     this.connectTimer = setTimeout(() => {
       this.fail(PeerErrorCode.ConnectionFailed, `no connection to ${this.peerId} within ${timeoutMs / 1000} s`);
     }, timeoutMs);
@@ -101,6 +121,29 @@ export class PeerLink {
 
   on<K extends keyof PeerLinkEvents>(event: K, listener: (...args: PeerLinkEvents[K]) => void): Unsubscribe {
     return this.events.on(event, listener);
+  }
+
+  /** The player id of the other end ('' until bind() when made without one). */
+  get peerId(): string {
+    return this.peer;
+  }
+
+  /** True once closed, for good. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Names the other end of a link made with peerId '' and sends it what
+   * was held: the offer made in the meantime and its candidates.
+   */
+  bind(peerId: string): void {
+    if (this.peer !== '' || peerId === '') throw new Error(`PeerLink.bind: already bound to ${this.peer || '(none)'}`);
+    this.peer = peerId;
+    if (!this.closed) this.armConnectTimer();
+    const held = this.unbound;
+    this.unbound = [];
+    for (const s of held) this.relay({ ...s, to: peerId });
   }
 
   get isOpen(): boolean {
@@ -189,6 +232,7 @@ export class PeerLink {
     this.closed = true;
     clearTimeout(this.connectTimer);
     this.queued = [];
+    this.unbound = [];
     for (const dc of Object.values(this.channels)) dc.close();
     this.pc.close();
     this.events.emit('close');
@@ -315,6 +359,10 @@ export class PeerLink {
   }
 
   private relay(s: OutgoingSignal): void {
+    if (this.peer === '') {
+      this.unbound.push(s);
+      return;
+    }
     this.signal(s).catch((err: unknown) => {
       // The peer may have left while we were still negotiating: the room's
       // playerLeft will close this link, that is no error.

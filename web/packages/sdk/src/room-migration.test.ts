@@ -36,7 +36,12 @@ async function setup(you: string, players: string[], hostLinkPolicy: RoomSession
   };
   const lobby = await LobbyClient.connect('ws://x/ws', you, { transport: server.factory });
   const peers = fakePeerFactory();
-  const session = new RoomSession(lobby, joined(you, players), { createPeerConnection: peers.create, closeOnPageHide: false, hostLinkPolicy });
+  const session = new RoomSession(lobby, joined(you, players), {
+    createPeerConnection: peers.create,
+    closeOnPageHide: false,
+    hostLinkPolicy,
+    spareAnswerer: false, // room-session.test.ts tests the spare
+  });
   const events: string[] = [];
   session.on('peerOpen', (id) => events.push(`open ${id}`));
   session.on('peerClose', (id) => events.push(`close ${id}`));

@@ -36,7 +36,7 @@ async function hostWith(clients: string[], options: RoomSessionOptions = {}) {
   const lobby = await LobbyClient.connect('ws://x/ws', 'p1', { transport: server.factory });
   const peers = fakePeerFactory();
   const joined: RoomJoined = { room, you: 'p1', players: ['p1', ...clients].map(player), ice };
-  const session = new RoomSession(lobby, joined, { ...options, createPeerConnection: peers.create });
+  const session = new RoomSession(lobby, joined, { spareAnswerer: false, ...options, createPeerConnection: peers.create });
   const closed: string[] = [];
   session.on('closed', (why) => closed.push(why));
   for (const id of clients) server.send('signal', 0, { to: 'p1', from: id, kind: 'offer', sdp: 'offer-sdp' });

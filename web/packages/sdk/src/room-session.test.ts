@@ -31,6 +31,7 @@ async function setup(you: string, players: string[], connectTimeoutMs = 5_000) {
   const session = new RoomSession(lobby, joined(you, players), {
     createPeerConnection: peers.create,
     closeOnPageHide: false,
+    spareAnswerer: false, // the spare has its own tests below
     maxBufferedGame: 1000,
     connectTimeoutMs,
   });
@@ -188,5 +189,121 @@ describe('RoomSession as the host', () => {
     await session.leave();
     expect(server.received.map((f) => f.t)).toContain('leaveRoom');
     expect(events).toEqual(['closed left']);
+  });
+});
+
+describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () => {
+  const welcomeIce = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'w', credential: 'wc' }], ttl: 600 };
+
+  /** A server that welcomes with ICE and holds the join's reply until `reply` is called. */
+  async function joining(body: { ice?: typeof welcomeIce } = { ice: welcomeIce }) {
+    const server = FakeServer.welcoming();
+    const signals: Frame[] = [];
+    let joinId = 0;
+    server.onFrame = (f) => {
+      if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's', ...body });
+      if (f.t === 'joinRoom') joinId = f.id;
+      if (f.t === 'signal') {
+        signals.push(f);
+        server.send('ok', f.id, {});
+      }
+    };
+    const lobby = await LobbyClient.connect('ws://x/ws', 'p2', { transport: server.factory });
+    const peers = fakePeerFactory();
+    const pending = RoomSession.join(lobby, 'ABC2345', '', { createPeerConnection: peers.create, closeOnPageHide: false });
+    await flush();
+    return { server, peers, signals, pending, joinId: () => joinId };
+  }
+
+  it('offers and gathers before the reply, and sends it all to the host the moment the reply names it', async () => {
+    const { server, peers, signals, pending, joinId } = await joining();
+    // The reply has not come: the connection is made with the Welcome's credentials, its offer set, nothing sent.
+    const pc = only(peers.made);
+    expect(pc.config.iceServers).toEqual([{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'w', credential: 'wc' }]);
+    expect(pc.localDescription?.type).toBe('offer');
+    pc.candidate('candidate:1 1 udp 1 127.0.0.1 5000 typ relay');
+    await flush();
+    expect(signals).toHaveLength(0);
+
+    server.send('roomJoined', joinId(), joined('p2', ['p1', 'p2']));
+    const session = await pending;
+    await flush();
+    expect(peers.made).toHaveLength(1); // the same connection, not a second one
+    expect(signals.map((f) => f.b)).toEqual([
+      { to: 'p1', from: '', kind: 'offer', sdp: 'offer-sdp', cand: '', mid: '' },
+      { to: 'p1', from: '', kind: 'candidate', sdp: '', cand: 'candidate:1 1 udp 1 127.0.0.1 5000 typ relay', mid: '0' },
+    ]);
+    session.close();
+    expect(pc.closed).toBe(true);
+  });
+
+  it('closes the early connection when the join fails', async () => {
+    const { server, peers, pending, joinId } = await joining();
+    server.send('error', joinId(), { code: 'room_not_found', msg: 'no such room' });
+    await expect(pending).rejects.toMatchObject({ code: 'room_not_found' });
+    expect(only(peers.made).closed).toBe(true);
+  });
+
+  it('waits for the reply as before when the Welcome has no credentials', async () => {
+    const { server, peers, signals, pending, joinId } = await joining({});
+    expect(peers.made).toHaveLength(0);
+    server.send('roomJoined', joinId(), joined('p2', ['p1', 'p2']));
+    const session = await pending;
+    await flush();
+    expect(only(peers.made).config.iceServers).toEqual([{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }]);
+    expect(signals.map((f) => (f.b as { kind: string }).kind)).toEqual(['offer']);
+    session.close();
+  });
+});
+
+describe('RoomSession as the host with a spare answerer (issue 16)', () => {
+  async function hosting() {
+    const server = FakeServer.welcoming();
+    const signals: Frame[] = [];
+    server.onFrame = (f) => {
+      if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's' });
+      if (f.t === 'signal') {
+        signals.push(f);
+        server.send('ok', f.id, {});
+      }
+    };
+    const lobby = await LobbyClient.connect('ws://x/ws', 'p1', { transport: server.factory });
+    const peers = fakePeerFactory();
+    const session = new RoomSession(lobby, joined('p1', ['p1']), { createPeerConnection: peers.create, closeOnPageHide: false });
+    await flush();
+    return { server, peers, signals, session };
+  }
+  const offer = (from: string) => ({ to: 'p1', from, kind: 'offer' as const, sdp: `v=0\no=- ${from}1 2 IN IP4 127.0.0.1\n`, cand: '', mid: '' });
+
+  it('gathers ahead of the next offer and answers it with that connection, then makes another', async () => {
+    const { server, peers, signals, session } = await hosting();
+    // Nobody has joined: one connection made ahead, with a candidate pool, its description not set.
+    const spare = only(peers.made);
+    expect(spare.config).toMatchObject({ iceTransportPolicy: 'relay', iceCandidatePoolSize: 1 });
+    expect(spare.localDescription).toBeNull();
+
+    server.send('playerJoined', 0, { player: { id: 'p2', name: 'P2', ready: false, ping: 0, away: false } });
+    server.send('signal', 0, offer('p2'));
+    await flush();
+    await flush();
+    expect(spare.remoteDescription?.type).toBe('offer');
+    expect(spare.localDescription?.type).toBe('answer');
+    expect(signals.map((f) => f.b)).toEqual([{ to: 'p2', from: '', kind: 'answer', sdp: 'answer-sdp', cand: '', mid: '' }]);
+    // The next joiner's is ready already.
+    expect(peers.made).toHaveLength(2);
+    expect(peers.made[1]?.localDescription).toBeNull();
+    session.close();
+    expect(peers.made.every((pc) => pc.closed)).toBe(true);
+  });
+
+  it('makes a new spare with fresh credentials', async () => {
+    const { server, peers, session } = await hosting();
+    const fresh = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u2', credential: 'c2' }], ttl: 60 };
+    server.send('iceRefresh', 0, { ice: fresh });
+    await flush();
+    expect(peers.made).toHaveLength(2);
+    expect(peers.made[0]?.closed).toBe(true);
+    expect(peers.made[1]?.config.iceServers).toEqual([{ urls: fresh.servers[0]!.urls, username: 'u2', credential: 'c2' }]);
+    session.close();
   });
 });

@@ -59,6 +59,28 @@ export interface RoomSessionOptions {
    * it sendSpectatorFrame refuses rather than have the server refuse.
    */
   spectatorFramesPerSecond?: number;
+  /**
+   * join() makes its offer to the host before the join's reply, with the
+   * TURN credentials of the lobby's Welcome, so relay candidates are
+   * gathered during the round trip and go out with the offer the moment
+   * the reply names the host (default true; used only while those
+   * credentials are fresh, and not after a move to another node).
+   */
+  earlyOffer?: boolean;
+  /**
+   * A host keeps one peer connection made ahead of the next joiner's offer,
+   * its relay candidate already gathered, and answers that offer with it
+   * (default true). While nobody joins it holds one TURN allocation per
+   * TURN URL (two or three), within the per-session quota.
+   */
+  spareAnswerer?: boolean;
+}
+
+/** A client's offer made before its join's reply, and the lobby session it was made on. */
+interface EarlyOffer {
+  link: PeerLink;
+  url: string;
+  session: string;
 }
 
 /** Chat lines a session keeps unless told otherwise: a long evening's worth, a few tens of KB. */
@@ -160,6 +182,11 @@ export class RoomSession {
   private spectatorRefill = 0;
   private spectatorNeedsKey = false;
   private refusedSpectatorFrames = 0;
+  /** join()'s early offer, until the first link to the host takes it. */
+  private early: EarlyOffer | null = null;
+  /** The host's answerer for the next offer, made ahead (spareAnswerer). */
+  private spare: PeerLink | null = null;
+  private spareTimer: ReturnType<typeof setTimeout> | null = null;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -168,7 +195,39 @@ export class RoomSession {
 
   /** Joins a room by code and connects to its host. */
   static async join(lobby: LobbyClient, code: string, password?: string, options?: RoomSessionOptions): Promise<RoomSession> {
-    return new RoomSession(lobby, await lobby.joinRoom(code, password), options);
+    const early = RoomSession.offerEarly(lobby, options);
+    let joined: RoomJoined;
+    try {
+      joined = await lobby.joinRoom(code, password);
+    } catch (err) {
+      early?.link.close();
+      throw err;
+    }
+    const session = new RoomSession(lobby, joined, options);
+    // Before connectToHost's microtask runs: the first link to the host takes it.
+    session.early = early;
+    return session;
+  }
+
+  /**
+   * Starts a client's link to a host not yet known: the offer is made and
+   * relay candidates gathered now, with the Welcome's TURN credentials, and
+   * held until bind() names the host.
+   */
+  private static offerEarly(lobby: LobbyClient, options: RoomSessionOptions = {}): EarlyOffer | null {
+    const ice = lobby.welcomeIceServers;
+    if (ice === null || options.earlyOffer === false) return null;
+    const link = new PeerLink({
+      peerId: '',
+      offerer: true,
+      iceServers: ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential })),
+      signal: (s) => lobby.sendSignal(s),
+      maxBufferedGame: options.maxBufferedGame,
+      connectTimeoutMs: options.connectTimeoutMs,
+      createPeerConnection: options.createPeerConnection,
+    });
+    link.start();
+    return { link, url: lobby.url, session: lobby.session };
   }
 
   /** Play now: joins (or makes) a public room of `mode`, with our party if we lead one. */
@@ -223,6 +282,7 @@ export class RoomSession {
     }
     // Let the caller subscribe before the first event.
     if (this.role === 'client') queueMicrotask(() => this.connectToHost());
+    else this.prepareSpare();
   }
 
   on<K extends keyof RoomSessionEvents>(event: K, listener: (...args: RoomSessionEvents[K]) => void): Unsubscribe {
@@ -402,6 +462,9 @@ export class RoomSession {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
     this.cancelRelink();
+    this.early?.link.close();
+    this.early = null;
+    this.dropSpare();
     for (const off of this.offs) off();
     for (const p of [...this.peers.values()]) p.close();
     this.peers.clear();
@@ -411,6 +474,14 @@ export class RoomSession {
 
   private connectToHost(): void {
     if (this.closed) return;
+    const early = this.early;
+    this.early = null;
+    // Credentials of another node's session (the join moved us) relay nothing here.
+    if (early && !early.link.isClosed && early.url === this.lobby.url && early.session === this.lobby.session) {
+      this.addPeer(this.hostId, true, early.link);
+      return;
+    }
+    early?.link.close();
     this.addPeer(this.hostId, true).start();
   }
 
@@ -426,7 +497,7 @@ export class RoomSession {
     // Any other offer is a new connection and replaces the old one.
     if (s.kind === 'offer' && !peer?.isRenegotiation(s.sdp)) {
       peer?.close();
-      peer = this.addPeer(s.from, false);
+      peer = this.addPeer(s.from, false, this.takeSpare());
     }
     peer?.handleSignal(s);
   }
@@ -446,6 +517,8 @@ export class RoomSession {
     for (const p of [...this.peers.values()]) {
       if (role === 'host' || p.peerId !== e.host) p.close();
     }
+    if (role === 'host') this.prepareSpare();
+    else this.dropSpare();
     this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
     if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
   }
@@ -456,6 +529,11 @@ export class RoomSession {
     this.ice = ice;
     const servers = this.iceServers();
     for (const p of this.peers.values()) p.refreshIce(servers);
+    // Made with the old credentials, the spare would gather with them.
+    if (this.spare !== null) {
+      this.dropSpare();
+      this.prepareSpare();
+    }
     this.refreshes++;
     this.events.emit('iceRefreshed', this.refreshes);
   }
@@ -464,16 +542,60 @@ export class RoomSession {
     return this.ice.servers.map((s) => ({ urls: s.urls, username: s.username, credential: s.credential }));
   }
 
-  private addPeer(peerId: string, offerer: boolean): PeerLink {
-    const peer = new PeerLink({
-      peerId,
-      offerer,
-      iceServers: this.iceServers(),
-      signal: (s) => this.lobby.sendSignal(s),
-      maxBufferedGame: this.options.maxBufferedGame,
-      connectTimeoutMs: this.options.connectTimeoutMs,
-      createPeerConnection: this.options.createPeerConnection,
-    });
+  /**
+   * Makes the host's spare answerer soon (not in the middle of answering),
+   * unless there is one or the session does not want one.
+   */
+  private prepareSpare(): void {
+    if (this.options.spareAnswerer === false || this.spare !== null || this.spareTimer !== null) return;
+    this.spareTimer = setTimeout(() => {
+      this.spareTimer = null;
+      if (this.closed || this.role !== 'host' || this.spare !== null) return;
+      try {
+        this.spare = new PeerLink({
+          peerId: '',
+          offerer: false,
+          iceServers: this.iceServers(),
+          signal: (s) => this.lobby.sendSignal(s),
+          maxBufferedGame: this.options.maxBufferedGame,
+          connectTimeoutMs: this.options.connectTimeoutMs,
+          createPeerConnection: this.options.createPeerConnection,
+        });
+      } catch {
+        // Only a head start: the offer is answered with a new connection,
+        // whose failure (no WebRTC here) is reported then.
+      }
+    }, 0);
+  }
+
+  /** The spare answerer for an offer that just came, if it is still good; a new one is made after. */
+  private takeSpare(): PeerLink | undefined {
+    const spare = this.spare;
+    this.spare = null;
+    this.prepareSpare();
+    return spare !== null && !spare.isClosed ? spare : undefined;
+  }
+
+  private dropSpare(): void {
+    if (this.spareTimer !== null) clearTimeout(this.spareTimer);
+    this.spareTimer = null;
+    this.spare?.close();
+    this.spare = null;
+  }
+
+  /** A link to peerId: `early` (an unbound offer, bound here) or a new one. */
+  private addPeer(peerId: string, offerer: boolean, early?: PeerLink): PeerLink {
+    const peer =
+      early ??
+      new PeerLink({
+        peerId,
+        offerer,
+        iceServers: this.iceServers(),
+        signal: (s) => this.lobby.sendSignal(s),
+        maxBufferedGame: this.options.maxBufferedGame,
+        connectTimeoutMs: this.options.connectTimeoutMs,
+        createPeerConnection: this.options.createPeerConnection,
+      });
     this.peers.set(peerId, peer);
     let opened = false;
     // A link made to replace a dropped one: if it fails too, the policy says whether to go on.
@@ -499,6 +621,7 @@ export class RoomSession {
         this.scheduleRelink();
       }
     });
+    if (early) early.bind(peerId);
     return peer;
   }
 
