@@ -172,23 +172,12 @@ const maxMoves = 2
 // is closed cleanly, so the old node holds no seat. Later resumes go to the
 // new node.
 func (l *Lobby) move(ctx context.Context, url string) error {
-	conn, err := dialWS(ctx, url, l.opts)
+	conn, env, err := l.helloOn(ctx, url, protocol.Hello{Version: protocol.Version, Name: l.opts.Name})
 	if err != nil {
-		return err
-	}
-	frame, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: l.opts.Name})
-	if err == nil {
-		err = conn.Write(ctx, websocket.MessageBinary, frame)
-	}
-	var env protocol.Envelope
-	if err == nil {
-		var reply []byte
-		if _, reply, err = conn.Read(ctx); err == nil {
-			env, err = protocol.Decode(reply)
-		}
+		return fmt.Errorf("client: move to %s: %w", url, err)
 	}
 	var w protocol.Welcome
-	if err == nil && (env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &w) != nil) {
+	if env.Type != protocol.TypeWelcome || protocol.DecodeBody(env, &w) != nil {
 		var e protocol.Error
 		_ = protocol.DecodeBody(env, &e)
 		err = &Error{Code: e.Code, Message: e.Message}
@@ -452,27 +441,12 @@ func (l *Lobby) resume(err error) bool {
 func (l *Lobby) tryResume(deadline time.Time, token, url string) (ok, final bool) {
 	ctx, cancel := context.WithTimeout(l.stop, min(5*time.Second, time.Until(deadline)))
 	defer cancel()
-	conn, err := dialWS(ctx, url, l.opts)
-	if err != nil {
-		l.log.Debug("resume dial failed", "err", err)
-		return false, false
-	}
 	l.mu.Lock()
 	received := l.received
 	l.mu.Unlock()
-	frame, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Resume: token, Received: received})
-	if err == nil {
-		err = conn.Write(ctx, websocket.MessageBinary, frame)
-	}
-	var env protocol.Envelope
-	if err == nil {
-		var reply []byte
-		if _, reply, err = conn.Read(ctx); err == nil {
-			env, err = protocol.Decode(reply)
-		}
-	}
+	conn, env, err := l.helloOn(ctx, url, protocol.Hello{Version: protocol.Version, Resume: token, Received: received})
 	if err != nil {
-		conn.CloseNow()
+		l.log.Debug("resume attempt failed", "url", url, "err", err)
 		return false, false
 	}
 	var w protocol.Welcome
@@ -510,4 +484,30 @@ func (l *Lobby) leftRoom(r *Room) {
 		l.room = nil
 	}
 	l.mu.Unlock()
+}
+
+// helloOn dials url and sends hello, returning the connection and the
+// server's first frame (a Welcome or an Error), before the read loop owns
+// the connection. On an error nothing is left open.
+func (l *Lobby) helloOn(ctx context.Context, url string, hello protocol.Hello) (*websocket.Conn, protocol.Envelope, error) {
+	conn, err := dialWS(ctx, url, l.opts)
+	if err != nil {
+		return nil, protocol.Envelope{}, err
+	}
+	frame, err := protocol.Encode(protocol.TypeHello, 1, &hello)
+	if err == nil {
+		err = conn.Write(ctx, websocket.MessageBinary, frame)
+	}
+	var env protocol.Envelope
+	if err == nil {
+		var reply []byte
+		if _, reply, err = conn.Read(ctx); err == nil {
+			env, err = protocol.Decode(reply)
+		}
+	}
+	if err != nil {
+		conn.CloseNow()
+		return nil, protocol.Envelope{}, fmt.Errorf("client: hello on %s: %w", url, err)
+	}
+	return conn, env, nil
 }

@@ -96,15 +96,7 @@ func (l *lobby) remove(code string) {
 	delete(l.rooms, code)
 }
 
-func startNATS(t *testing.T) string {
-	t.Helper()
-	ns, err := natsd.Start(t.Context(), natsd.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Close)
-	return ns.URL()
-}
+func startNATS(t *testing.T) string { return natsd.ForTest(t) }
 
 // fast are timings short enough for tests and in the same proportion as
 // the defaults.

@@ -79,6 +79,12 @@ func (c *Cluster) heartbeat(ctx context.Context) {
 
 // watchNodes follows the presence bucket: who is there, and who left.
 func (c *Cluster) watchNodes(ctx context.Context, w jetstream.KeyWatcher, synced chan struct{}) {
+	watch(ctx, w, c.nodeEntry, func() { close(synced) })
+}
+
+// watch feeds a bucket's entries to each until ctx ends, calling synced
+// once the initial values are read (nats.go marks that with a nil entry).
+func watch(ctx context.Context, w jetstream.KeyWatcher, each func(jetstream.KeyValueEntry), synced func()) {
 	defer func() { _ = w.Stop() }()
 	for {
 		select {
@@ -88,11 +94,14 @@ func (c *Cluster) watchNodes(ctx context.Context, w jetstream.KeyWatcher, synced
 			if !ok {
 				return
 			}
-			if e == nil { // the end of the initial values
-				close(synced)
+			if e == nil {
+				if synced != nil {
+					synced()
+					synced = nil
+				}
 				continue
 			}
-			c.nodeEntry(e)
+			each(e)
 		}
 	}
 }

@@ -181,30 +181,17 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 // started again (recover) reads the whole bucket first: rooms the mirror
 // holds that are not in it any more went while the watch was down.
 func (c *Cluster) watchRooms(ctx context.Context, w jetstream.KeyWatcher, synced chan struct{}) {
-	defer func() { _ = w.Stop() }()
 	initial := make(map[string]struct{})
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case e, ok := <-w.Updates():
-			if !ok {
-				return
-			}
-			if e == nil {
-				if initial != nil {
-					c.forgetUnseen(initial)
-					initial = nil
-					close(synced)
-				}
-				continue
-			}
-			if initial != nil {
-				initial[e.Key()] = struct{}{}
-			}
-			c.roomEntry(e)
+	watch(ctx, w, func(e jetstream.KeyValueEntry) {
+		if initial != nil {
+			initial[e.Key()] = struct{}{}
 		}
-	}
+		c.roomEntry(e)
+	}, func() {
+		c.forgetUnseen(initial)
+		initial = nil
+		close(synced)
+	})
 }
 
 // forgetUnseen drops other nodes' rooms that a full read of the bucket did

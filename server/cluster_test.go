@@ -25,15 +25,7 @@ import (
 )
 
 // startNATS runs an embedded NATS server with JetStream for one test.
-func startNATS(t *testing.T) string {
-	t.Helper()
-	ns, err := natsd.Start(t.Context(), natsd.Options{StoreDir: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(ns.Close)
-	return ns.URL()
-}
+func startNATS(t *testing.T) string { return natsd.ForTest(t) }
 
 // startNode runs a cluster node in this process.
 func startNode(t *testing.T, natsURL, id, region string, extra ...string) *Server {

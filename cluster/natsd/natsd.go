@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net"
 	"strconv"
+	"testing"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -82,4 +83,16 @@ func (s *Server) URL() string { return s.ns.ClientURL() }
 func (s *Server) Close() {
 	s.ns.Shutdown()
 	s.ns.WaitForShutdown()
+}
+
+// ForTest starts a server for one test, stored in the test's temporary
+// directory and closed when the test ends, and returns its URL.
+func ForTest(t testing.TB) string {
+	t.Helper()
+	s, err := Start(t.Context(), Options{StoreDir: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(s.Close)
+	return s.URL()
 }
