@@ -324,13 +324,16 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 		return Nowhere, Node{}, nil // closed here since the caller looked
 	}
 	c.mu.Lock()
-	p := c.peers[id]
+	var owner Node // a copy: the watch rewrites a peer's node under c.mu
+	if p := c.peers[id]; p != nil {
+		owner = p.node
+	}
 	_, deadNode := c.lostNodes[id]
 	c.mu.Unlock()
 	if deadNode {
 		return Lost, Node{}, nil
 	}
-	if p == nil || p.node.WS == "" {
+	if owner.WS == "" {
 		return Nowhere, Node{}, nil // a stale entry of a node never seen
 	}
 	live, err := c.askRoom(ctx, id, code)
@@ -343,7 +346,7 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 	case !live:
 		return Nowhere, Node{}, nil
 	}
-	return Elsewhere, p.node, nil
+	return Elsewhere, owner, nil
 }
 
 // NodeState says whether a node id is live (with its node), was lost, or
