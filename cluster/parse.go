@@ -45,6 +45,14 @@ func parseNode(id string, b []byte) (Node, error) {
 	if !strings.HasPrefix(n.WS, "ws") || strings.HasPrefix(n.URL, "ws") {
 		return n, fmt.Errorf("%w: url %q / ws %q", errMalformed, n.URL, n.WS)
 	}
+	for _, s := range n.STUN {
+		if !strings.HasPrefix(s, "stun:") {
+			return n, fmt.Errorf("%w: stun %q", errMalformed, s)
+		}
+	}
+	if len(n.STUN) == 0 {
+		n.STUN = nil // "stun": [] and no "stun" are one thing (found by FuzzParseNode)
+	}
 	return n, nil
 }
 
