@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net/netip"
+	"net/url"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -357,21 +359,15 @@ func (c *Cluster) Kill() {
 // Self is this node.
 func (c *Cluster) Self() Node { return c.cfg.Self }
 
-// redact drops credentials from a NATS URL for logs and errors.
-func redact(u string) string {
-	if i, j := indexByte(u, '@'), indexByte(u, '/'); i > 0 && j >= 0 {
-		return u[:j+2] + "***" + u[i:]
-	}
-	return u
-}
-
-func indexByte(s string, b byte) int {
-	for i := range len(s) {
-		if s[i] == b {
-			return i
+// redact hides the passwords in a NATS URL list for logs and errors.
+func redact(urls string) string {
+	parts := strings.Split(urls, ",")
+	for i, p := range parts {
+		if u, err := url.Parse(strings.TrimSpace(p)); err == nil && u.User != nil {
+			parts[i] = u.Redacted()
 		}
 	}
-	return -1
+	return strings.Join(parts, ",")
 }
 
 // counters are the totals Stats reports.

@@ -124,6 +124,17 @@ func join(t *testing.T, cfg Config) (*Cluster, *lobby) {
 	return c, l
 }
 
+// openRoom makes a room on c's lobby l as the hub does: the code claimed,
+// then the room noted as changed so its listing is written.
+func openRoom(t *testing.T, c *Cluster, l *lobby, code string, sum protocol.RoomSummary) {
+	t.Helper()
+	l.add(code, sum)
+	if err := c.ClaimRoom(t.Context(), code); err != nil {
+		t.Fatal(err)
+	}
+	c.RoomChanged(code)
+}
+
 func publicRoom(name string) protocol.RoomSummary {
 	return protocol.RoomSummary{Name: name, Host: "Ada", Players: 1, MaxPlayers: 4}
 }
@@ -162,14 +173,8 @@ func TestDeadNodeRoomsLeave(t *testing.T) {
 	url := startNATS(t)
 	a, la := join(t, fast(url, "a", "eu"))
 	b, lb := join(t, fast(url, "b", "us"))
-	lb.add("PBC2345", publicRoom("lobby"))
-	lb.add("PRV2345", protocol.RoomSummary{Players: -1})
-	for _, code := range []string{"PBC2345", "PRV2345"} {
-		if err := b.ClaimRoom(t.Context(), code); err != nil {
-			t.Fatal(err)
-		}
-		b.RoomChanged(code)
-	}
+	openRoom(t, b, lb, "PBC2345", publicRoom("lobby"))
+	openRoom(t, b, lb, "PRV2345", protocol.RoomSummary{Players: -1})
 	testwait.For(t, "b's public room on a's list", func() bool { _, ok := la.listed("PBC2345"); return ok })
 	if s, _ := la.listed("PBC2345"); s.Region != "us" || s.Name != "lobby" {
 		t.Fatalf("listed %+v", s)
@@ -216,11 +221,7 @@ func TestLeaveIsImmediate(t *testing.T) {
 	cfgA.DeadAfter = time.Hour // only a goodbye can take b off the list here
 	a, la := join(t, cfgA)
 	b, lb := join(t, fast(url, "b", "us"))
-	lb.add("PBC2345", publicRoom("lobby"))
-	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
-		t.Fatal(err)
-	}
-	b.RoomChanged("PBC2345")
+	openRoom(t, b, lb, "PBC2345", publicRoom("lobby"))
 	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
 	if err := b.Close(t.Context()); err != nil {
 		t.Fatal(err)
@@ -237,11 +238,7 @@ func TestRoomClosedLeavesTheList(t *testing.T) {
 	url := startNATS(t)
 	_, la := join(t, fast(url, "a", "eu"))
 	b, lb := join(t, fast(url, "b", "us"))
-	lb.add("PBC2345", publicRoom("lobby"))
-	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
-		t.Fatal(err)
-	}
-	b.RoomChanged("PBC2345")
+	openRoom(t, b, lb, "PBC2345", publicRoom("lobby"))
 	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
 	lb.add("PBC2345", protocol.RoomSummary{Name: "lobby", Host: "Ada", Players: 3, MaxPlayers: 4})
 	b.RoomChanged("PBC2345")
@@ -269,11 +266,7 @@ func TestRoomWrittenBack(t *testing.T) {
 	url := startNATS(t)
 	a, la := join(t, fast(url, "a", "eu"))
 	b, lb := join(t, fast(url, "b", "us"))
-	lb.add("PBC2345", publicRoom("lobby"))
-	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
-		t.Fatal(err)
-	}
-	b.RoomChanged("PBC2345")
+	openRoom(t, b, lb, "PBC2345", publicRoom("lobby"))
 	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
 	if err := a.roomsKV().Delete(t.Context(), "PBC2345"); err != nil {
 		t.Fatal(err)
@@ -462,11 +455,7 @@ func TestNATSRestart(t *testing.T) {
 	addr := strings.TrimPrefix(url, "nats://")
 	a, la := join(t, fast(url, "a", "eu"))
 	b, lb := join(t, fast(url, "b", "us"))
-	lb.add("PBC2345", publicRoom("lobby"))
-	if err := b.ClaimRoom(t.Context(), "PBC2345"); err != nil {
-		t.Fatal(err)
-	}
-	b.RoomChanged("PBC2345")
+	openRoom(t, b, lb, "PBC2345", publicRoom("lobby"))
 	testwait.For(t, "listed", func() bool { _, ok := la.listed("PBC2345"); return ok })
 
 	ns.Close()

@@ -132,9 +132,10 @@ func (h *Hub) HasRoom(code string) bool {
 	return ok
 }
 
-// spendJoinFailureLocked spends a failed join of remote here and on every
-// other node: a guesser gets one budget, however many nodes it asks.
-func (h *Hub) spendJoinFailureLocked(remote netip.Addr) {
+// spendJoinFailure spends a failed join of remote here and on every other
+// node: a guesser gets one budget, however many nodes it asks. The budget
+// has a lock of its own; callers that check it first hold Hub.mu.
+func (h *Hub) spendJoinFailure(remote netip.Addr) {
 	h.joinFailures.spend(remote, h.cfg.Now())
 	if h.cfg.Cluster != nil {
 		h.cfg.Cluster.JoinFailed(remote)
@@ -305,8 +306,4 @@ func (h *Hub) CodeLookupAllowed(remote netip.Addr) bool {
 }
 
 // CodeLookupFailed spends a failed lookup of remote, here and cluster-wide.
-func (h *Hub) CodeLookupFailed(remote netip.Addr) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	h.spendJoinFailureLocked(remote)
-}
+func (h *Hub) CodeLookupFailed(remote netip.Addr) { h.spendJoinFailure(remote) }

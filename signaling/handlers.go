@@ -151,7 +151,7 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 		if err := elsewhere("room", m.Code, q.prep.where); err != nil {
 			return reply{}, err
 		}
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		return reply{}, fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
 	}
 	if q.prep.ice.TTL == 0 && len(q.prep.ice.Servers) == 0 {
@@ -163,7 +163,7 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
 	if !r.passwordOK(m.Password) {
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		if m.Password == "" {
 			return reply{}, fail(protocol.CodeWrongPassword, "room "+m.Code+" needs a password")
 		}
@@ -277,7 +277,7 @@ func (h *Hub) codeLookupGate(remote netip.Addr, now time.Time, m interface{ Vali
 		return fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if err := m.Validate(); err != nil {
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		return err
 	}
 	return nil

@@ -119,7 +119,7 @@ func joinParty(q req[protocol.JoinParty]) (reply, error) {
 	}
 	p, ok := h.parties[m.Code]
 	if !ok {
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		return reply{}, fail(protocol.CodePartyNotFound, "no party with code "+m.Code)
 	}
 	if len(p.members) >= protocol.MaxPartySize {

@@ -265,7 +265,7 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 		return reply{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
 	}
 	if err := m.Validate(); err != nil {
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		return reply{}, err
 	}
 	if s.room != nil {
@@ -276,14 +276,14 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 		if err := elsewhere("room", m.Code, q.prep.where); err != nil {
 			return reply{}, err
 		}
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		return reply{}, fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
 	}
 	if r.banned(s) {
 		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
 	if !r.passwordOK(m.Password) {
-		h.spendJoinFailureLocked(remote)
+		h.spendJoinFailure(remote)
 		return reply{}, fail(protocol.CodeWrongPassword, "room "+m.Code+" needs its password to watch")
 	}
 	if s.watching == r {
