@@ -46,10 +46,11 @@ type turnConn struct {
 }
 
 // newTurnConn wraps listener socket u, reading and sending up to batch
-// datagrams per system call.
-func newTurnConn(u *net.UDPConn, reg *registry, sc *screen, fast *relayCounters, batch int) *turnConn {
+// datagrams per system call, and with gso several datagrams for one client
+// per message.
+func newTurnConn(u *net.UDPConn, reg *registry, sc *screen, fast *relayCounters, batch int, gso bool) *turnConn {
 	t := &turnConn{UDPConn: u, reg: reg, screen: sc, fast: fast, calls: new(ioCounters)}
-	t.io = newUDPIO(u, batch, t.calls)
+	t.io = newUDPIO(u, batch, gso, t.calls)
 	if _, single := t.io.(singleIO); single {
 		batch = 1
 	}

@@ -41,7 +41,11 @@ func newListenerRig(tb testing.TB, batch int, opts ...func(*Config)) *listenerRi
 	r := &listenerRig{reg: reg, fs: fs, a: a, b: b, ca: udp(), cb: udp(), ln: udp(), buf: make([]byte, inboundMTU)}
 	r.rekey(a, r.ca)
 	r.rekey(b, r.cb)
-	r.tc = newTurnConn(r.ln, reg, nil, reg.stats.newListener(), batch)
+	var c Config
+	for _, o := range opts {
+		o(&c)
+	}
+	r.tc = newTurnConn(r.ln, reg, nil, reg.stats.newListener(), batch, !c.DisableUDPGSO)
 
 	return r
 }
@@ -124,6 +128,9 @@ func nothingMore(tb testing.TB, c *net.UDPConn, d time.Duration) {
 // 1 is a quiet server, 256 a saturated one. The sends to the receiving
 // client are the server's (loopback delivery runs in the sender's context,
 // as in make bench); the clients' own sends and reads are outside the timer.
+// gso=true lets a batch's packets for one client go out as one segmented
+// message (UDP GSO), as they do by default; every packet of a burst here
+// goes to the same client, the best case for it.
 // syscalls/pkt counts the loop's socket calls (not the netpoller's
 // epoll_wait); cpu-ns/pkt is the process's CPU time (user and system)
 // spent in the loop, steadier than ns/op on a shared machine. ns/op
@@ -131,19 +138,22 @@ func nothingMore(tb testing.TB, c *net.UDPConn, d time.Duration) {
 func BenchmarkListener(b *testing.B) {
 	for _, payload := range []int{60, 150} {
 		for _, burst := range []int{1, 16, 256} {
-			for _, batch := range []int{1, DefaultUDPBatch} {
-				b.Run(fmt.Sprintf("payload=%d/burst=%d/batch=%d", payload, burst, batch), func(b *testing.B) {
-					benchListener(b, payload, burst, batch)
+			for _, io := range []struct {
+				batch int
+				gso   bool
+			}{{1, false}, {DefaultUDPBatch, false}, {DefaultUDPBatch, true}} {
+				b.Run(fmt.Sprintf("payload=%d/burst=%d/batch=%d/gso=%v", payload, burst, io.batch, io.gso), func(b *testing.B) {
+					benchListener(b, payload, burst, io.batch, io.gso)
 				})
 			}
 		}
 	}
 }
 
-func benchListener(b *testing.B, payload, burst, batch int) {
-	r := newListenerRig(b, batch, benchRate)
-	send := newUDPIO(r.ca, DefaultUDPBatch, new(ioCounters))
-	recv := newUDPIO(r.cb, DefaultUDPBatch, new(ioCounters))
+func benchListener(b *testing.B, payload, burst, batch int, gso bool) {
+	r := newListenerRig(b, batch, benchRate, func(c *Config) { c.DisableUDPGSO = !gso })
+	send := newUDPIO(r.ca, DefaultUDPBatch, false, new(ioCounters))
+	recv := newUDPIO(r.cb, DefaultUDPBatch, false, new(ioCounters))
 	pkt := channelData(0x4000, string(make([]byte, payload)))
 	out := make([]datagram, burst+1)
 	for i := range burst {

@@ -159,7 +159,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
-		tc := newTurnConn(u, s.reg, s.newScreen(), s.reg.stats.newListener(), cfg.UDPBatch)
+		tc := newTurnConn(u, s.reg, s.newScreen(), s.reg.stats.newListener(), cfg.UDPBatch, !cfg.DisableUDPGSO)
 		udpBatch = len(tc.in)
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
 			PacketConn:            tc,

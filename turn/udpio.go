@@ -56,6 +56,7 @@ type udpIO interface {
 type ioCounters struct {
 	reads, writes      atomic.Uint64 // system calls
 	readPkts, sentPkts atomic.Uint64 // datagrams they carried
+	segmented          atomic.Uint64 // datagrams sent several to a message (GSO)
 }
 
 // singleIO is one datagram per system call: where there is no recvmmsg and
@@ -91,10 +92,11 @@ func (s singleIO) write(ds []datagram) (int, error) {
 
 // newUDPIO returns batched I/O on conn for up to batch datagrams per call,
 // or single-datagram I/O if batch is 1 or the platform (or this socket)
-// cannot batch.
-func newUDPIO(conn *net.UDPConn, batch int, count *ioCounters) udpIO {
+// cannot batch. gso lets batched sends carry several datagrams for one
+// peer in one message where the kernel can (UDP_SEGMENT).
+func newUDPIO(conn *net.UDPConn, batch int, gso bool, count *ioCounters) udpIO {
 	if batch > 1 {
-		if m, ok := newMmsgIO(conn, batch, count); ok {
+		if m, ok := newMmsgIO(conn, batch, gso, count); ok {
 			return m
 		}
 	}

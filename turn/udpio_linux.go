@@ -3,6 +3,7 @@
 package turn
 
 import (
+	"encoding/binary"
 	"net"
 	"os"
 	"sync/atomic"
@@ -29,6 +30,14 @@ type mmsgIO struct {
 	whdrs  []mmsghdr
 	wiovs  []unix.Iovec
 	wnames []sockaddrBuf
+	// wsegs[i] is how many datagrams whdrs[i] carries: more than one is a
+	// GSO send, whose control message wctl[i] holds the segment size.
+	wsegs []int
+	wctl  [][]byte
+
+	// gso is whether sends may carry several datagrams for one peer in
+	// one UDP_SEGMENT message: the kernel has it and has not refused it.
+	gso bool
 
 	// The call in progress, for recv and send, which are built once so a
 	// call through RawConn allocates nothing.
@@ -37,6 +46,20 @@ type mmsgIO struct {
 	errno  unix.Errno
 	recvFn func(fd uintptr) bool
 	sendFn func(fd uintptr) bool
+	// syscall makes the call: mmsgSyscall, or in tests a kernel that
+	// refuses what a real one might.
+	syscall func(nr, fd uintptr, hdrs *mmsghdr, vlen int) (uintptr, unix.Errno)
+}
+
+// mmsgSyscall is recvmmsg or sendmmsg (nr) on fd for the vlen headers at
+// hdrs.
+func mmsgSyscall(nr, fd uintptr, hdrs *mmsghdr, vlen int) (uintptr, unix.Errno) {
+	// hdrs and everything they point to are heap memory mmsgIO keeps
+	// alive, and Go's collector does not move it.
+	//nolint:gosec // G103: the mmsghdr array for the call
+	r, _, e := unix.Syscall6(nr, fd, uintptr(unsafe.Pointer(hdrs)), uintptr(vlen), 0, 0, 0)
+
+	return r, e
 }
 
 // rawConn is the part of syscall.RawConn mmsgIO uses.
@@ -52,7 +75,7 @@ type mmsghdr struct {
 	n   uint32
 }
 
-func newMmsgIO(conn *net.UDPConn, batch int, count *ioCounters) (*mmsgIO, bool) {
+func newMmsgIO(conn *net.UDPConn, batch int, gso bool, count *ioCounters) (*mmsgIO, bool) {
 	raw, err := conn.SyscallConn()
 	if err != nil {
 		return nil, false
@@ -72,6 +95,11 @@ func newMmsgIO(conn *net.UDPConn, batch int, count *ioCounters) (*mmsgIO, bool) 
 				return
 			}
 		}
+		// UDP_SEGMENT came with Linux 4.18; reading it fails before.
+		if gso {
+			_, err := unix.GetsockoptInt(int(fd), unix.SOL_UDP, unix.UDP_SEGMENT)
+			gso = err == nil
+		}
 	})
 	if cerr != nil || probeErr != nil || (domain != unix.AF_INET && domain != unix.AF_INET6) {
 		return nil, false
@@ -80,14 +108,17 @@ func newMmsgIO(conn *net.UDPConn, batch int, count *ioCounters) (*mmsgIO, bool) 
 		raw: raw, v6: domain == unix.AF_INET6, count: count,
 		rhdrs: make([]mmsghdr, batch), riovs: make([]unix.Iovec, batch), rnames: make([]sockaddrBuf, batch),
 		whdrs: make([]mmsghdr, batch), wiovs: make([]unix.Iovec, batch), wnames: make([]sockaddrBuf, batch),
+		wsegs: make([]int, batch), wctl: make([][]byte, batch), gso: gso,
 	}
+	ctl := make([]byte, batch*gsoControlSpace)
 	for i := range batch {
 		m.rhdrs[i].hdr.Name, m.rhdrs[i].hdr.Iov = &m.rnames[i][0], &m.riovs[i]
 		m.rhdrs[i].hdr.SetIovlen(1)
-		m.whdrs[i].hdr.Name, m.whdrs[i].hdr.Iov = &m.wnames[i][0], &m.wiovs[i]
-		m.whdrs[i].hdr.SetIovlen(1)
+		m.whdrs[i].hdr.Name = &m.wnames[i][0]
+		m.wctl[i] = ctl[i*gsoControlSpace : (i+1)*gsoControlSpace : (i+1)*gsoControlSpace]
+		initGSOControl(m.wctl[i])
 	}
-	m.recvFn, m.sendFn = m.recv, m.send
+	m.recvFn, m.sendFn, m.syscall = m.recv, m.send, mmsgSyscall
 
 	return m, true
 }
@@ -117,28 +148,153 @@ func (m *mmsgIO) read(ds []datagram) (int, error) {
 	return m.done, nil
 }
 
+// write sends ds and returns how many it sent before an error, as udpIO
+// asks. With GSO it first moves the datagrams for one peer next to each
+// other, each peer's in their order (ds is reordered in place: the caller
+// only needs what was sent to be ds[:n]), and sends a run of them as one
+// message the kernel cuts into datagrams. One message then pays one route
+// lookup and one trip through the stack where each datagram paid its own:
+// in make bench's loopback measurement, 4 datagrams to one peer cost half as
+// much kernel time per datagram. A message the kernel refuses because of
+// GSO is sent again one datagram per message, so a refusal drops exactly
+// the datagram it always did.
 func (m *mmsgIO) write(ds []datagram) (int, error) {
-	vlen := min(len(ds), len(m.whdrs))
-	for i := range vlen {
-		d := &ds[i]
-		m.wiovs[i].Base = nil
-		if d.n > 0 {
-			m.wiovs[i].Base = &d.buf[0]
+	ds = ds[:min(len(ds), len(m.whdrs))]
+	gso := m.gso && len(ds) > 1
+	if gso {
+		groupByPeer(ds)
+	}
+	for {
+		m.vlen = m.buildWrites(ds, gso)
+		if err := m.raw.Write(m.sendFn); err != nil {
+			return 0, err
 		}
-		m.wiovs[i].SetLen(d.n)
-		m.whdrs[i].hdr.Namelen = putSockaddr(&m.wnames[i], d.addr, m.v6)
-		m.whdrs[i].n = 0
-	}
-	m.vlen = vlen
-	if err := m.raw.Write(m.sendFn); err != nil {
-		return 0, err
-	}
-	if m.errno != 0 {
-		return 0, os.NewSyscallError("sendmmsg", m.errno)
-	}
-	m.count.sentPkts.Add(uint64(m.done)) //nolint:gosec // a count of messages
+		if m.errno != 0 {
+			if m.wsegs[0] > 1 {
+				// The first message, a GSO one, was refused. EIO: the
+				// device cannot checksum a segmented send; the others: the
+				// kernel does not take UDP_SEGMENT after all. Either way it
+				// never will on this socket. Any other refusal is for this
+				// peer, and the datagrams alone say which one fails.
+				if gsoUnsupported(m.errno) {
+					m.gso = false
+				}
+				gso = false
 
-	return m.done, nil
+				continue
+			}
+
+			return 0, os.NewSyscallError("sendmmsg", m.errno)
+		}
+		sent := 0
+		for i := range m.done {
+			sent += m.wsegs[i]
+			if m.wsegs[i] > 1 {
+				m.count.segmented.Add(uint64(m.wsegs[i])) //nolint:gosec // a count of datagrams
+			}
+		}
+		m.count.sentPkts.Add(uint64(sent)) //nolint:gosec // a count of datagrams
+
+		return sent, nil
+	}
+}
+
+// buildWrites fills the send headers for ds and returns how many messages
+// they make: one per datagram, or with gso one per run of datagrams for one
+// peer that the kernel can cut at one segment size (all as long as the
+// first, the last possibly shorter).
+func (m *mmsgIO) buildWrites(ds []datagram, gso bool) int {
+	msgs := 0
+	for i := 0; i < len(ds); msgs++ {
+		d := &ds[i]
+		segs, total := 1, d.n
+		if gso && d.n > 0 {
+			for j := i + 1; j < len(ds) && segs < maxGSOSegments; j++ {
+				e := &ds[j]
+				if e.addr != d.addr || e.n == 0 || e.n > d.n || total+e.n > maxGSOBytes {
+					break
+				}
+				segs++
+				total += e.n
+				if e.n < d.n {
+					break // only the last segment may be short
+				}
+			}
+		}
+		h := &m.whdrs[msgs]
+		for k := range segs {
+			iov := &m.wiovs[i+k]
+			iov.Base = nil
+			if ds[i+k].n > 0 {
+				iov.Base = &ds[i+k].buf[0]
+			}
+			iov.SetLen(ds[i+k].n)
+		}
+		h.hdr.Iov = &m.wiovs[i]
+		h.hdr.SetIovlen(segs)
+		h.hdr.Namelen = putSockaddr(&m.wnames[msgs], d.addr, m.v6)
+		h.hdr.Control = nil
+		h.hdr.SetControllen(0)
+		if segs > 1 {
+			binary.NativeEndian.PutUint16(m.wctl[msgs][unix.CmsgLen(0):], uint16(d.n)) //nolint:gosec // d.n <= inboundMTU
+			h.hdr.Control = &m.wctl[msgs][0]
+			h.hdr.SetControllen(len(m.wctl[msgs]))
+		}
+		h.n = 0
+		m.wsegs[msgs] = segs
+		i += segs
+	}
+
+	return msgs
+}
+
+// groupByPeer reorders ds so the datagrams for each peer are next to each
+// other, where that peer's first one was, each peer's in their order. ds is
+// a send group (16 at most from the read loop), so the quadratic scan costs
+// less than a map would.
+func groupByPeer(ds []datagram) {
+	for i := 0; i < len(ds); {
+		addr := ds[i].addr
+		i++
+		for j := i; j < len(ds); j++ {
+			if ds[j].addr != addr {
+				continue
+			}
+			if j != i {
+				// Keep the order of what is skipped: rotate ds[i:j+1] right.
+				d := ds[j]
+				copy(ds[i+1:j+1], ds[i:j])
+				ds[i] = d
+			}
+			i++
+		}
+	}
+}
+
+// maxGSOSegments is the kernel's UDP_MAX_SEGMENTS before Linux 6.9 raised
+// it to 128, and maxGSOBytes keeps a message under the largest UDP payload
+// with room for the headers.
+const (
+	maxGSOSegments = 64
+	maxGSOBytes    = 65000
+)
+
+// gsoControlSpace is the room for a control message carrying UDP_SEGMENT
+// and its uint16 segment size, which buildWrites sets per message.
+var gsoControlSpace = unix.CmsgSpace(2) //nolint:gochecknoglobals // a constant the platform computes
+
+func initGSOControl(b []byte) {
+	//nolint:gosec // G103: a cmsghdr laid over the buffer, as the kernel reads it
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0]))
+	h.Level, h.Type = unix.SOL_UDP, unix.UDP_SEGMENT
+	h.SetLen(unix.CmsgLen(2))
+}
+
+// gsoUnsupported reports whether a GSO send's error means the socket can
+// never send one: EIO where the device has no checksum offload, and what a
+// kernel without UDP_SEGMENT (or refusing its size) answers.
+func gsoUnsupported(e unix.Errno) bool {
+	return e == unix.EIO || e == unix.EINVAL || e == unix.EOPNOTSUPP || e == unix.ENOPROTOOPT
 }
 
 // recv and send run one call on the socket; false asks the netpoller to
@@ -154,10 +310,7 @@ func (m *mmsgIO) send(fd uintptr) bool {
 func (m *mmsgIO) call(fd, nr uintptr, hdrs *mmsghdr, calls *atomic.Uint64) bool {
 	for {
 		calls.Add(1)
-		// hdrs and everything they point to are heap memory mmsgIO keeps
-		// alive, and Go's collector does not move it.
-		//nolint:gosec // G103: the mmsghdr array for the call
-		r, _, e := unix.Syscall6(nr, fd, uintptr(unsafe.Pointer(hdrs)), uintptr(m.vlen), 0, 0, 0)
+		r, e := m.syscall(nr, fd, hdrs, m.vlen)
 		//nolint:exhaustive // the rest are errors
 		switch e {
 		case 0:

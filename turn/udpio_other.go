@@ -5,4 +5,4 @@ package turn
 import "net"
 
 // newMmsgIO: no recvmmsg and sendmmsg here, so one datagram per call.
-func newMmsgIO(_ *net.UDPConn, _ int, _ *ioCounters) (udpIO, bool) { return nil, false }
+func newMmsgIO(_ *net.UDPConn, _ int, _ bool, _ *ioCounters) (udpIO, bool) { return nil, false }
