@@ -155,6 +155,11 @@ type TURNConfig struct {
 	TCPConnsPerIP      int
 	TCPAllocateTimeout time.Duration
 
+	// GSO lets the relay send a batch's packets for one client as one
+	// segmented message (Linux UDP GSO), where the kernel and device take
+	// it; off is for a network path that mishandles it.
+	GSO bool
+
 	// TLSAddr is TURN over TLS ("turns:" URLs), with the TLS section's
 	// certificate, for networks that let only TLS out; used only with TLS
 	// on; "off" (or empty) is off. Its connections count against the TCP
@@ -225,6 +230,7 @@ func DefaultConfig() Config {
 			TCPMaxConns:              Auto,
 			TCPConnsPerIP:            relay.MaxTCPConnsPerIP,
 			TCPAllocateTimeout:       relay.TCPAllocateTimeout,
+			GSO:                      true,
 			TLSAddr:                  ":5349",
 			Offer:                    slices.Clone(turnTransports),
 		},

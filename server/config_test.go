@@ -361,3 +361,40 @@ func TestDefaultConfigServes(t *testing.T) {
 		t.Fatalf("no warning about the made-up secret:\n%s", logs.String())
 	}
 }
+
+// -turn-gso is on by default and takes on/off (true/false, 1/0) from a
+// flag, a variable or the file; anything else is refused by name.
+func TestConfigTURNGSO(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		file string
+		want bool
+	}{
+		{want: true},
+		{args: []string{"-turn-gso", "off"}, want: false},
+		{args: []string{"-turn-gso=false"}, want: false},
+		{args: []string{"-turn-gso", "ON"}, want: true},
+		{env: map[string]string{"HOSTRELAY_TURN_GSO": "0"}, want: false},
+		{file: "turn:\n  gso: off\n", want: false},
+		{file: "turn:\n  gso: off\n", args: []string{"-turn-gso", "1"}, want: true},
+	} {
+		args := tc.args
+		if tc.file != "" {
+			args = append([]string{"-config", writeFile(t, tc.file)}, args...)
+		}
+		cfg, err := LoadConfig(args, func(k string) string { return tc.env[k] }, io.Discard)
+		if err != nil {
+			t.Fatalf("%v %v %q: %v", tc.args, tc.env, tc.file, err)
+		}
+		if cfg.TURN.GSO != tc.want {
+			t.Errorf("%v %v %q: GSO %v, want %v", tc.args, tc.env, tc.file, cfg.TURN.GSO, tc.want)
+		}
+	}
+	for _, bad := range []string{"yes", "", "2"} {
+		_, err := LoadConfig([]string{"-turn-gso", bad}, noEnv, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "turn-gso") || !strings.Contains(err.Error(), "on or off") {
+			t.Errorf("-turn-gso %q: %v, want an error naming the flag and its values", bad, err)
+		}
+	}
+}

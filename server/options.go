@@ -143,6 +143,8 @@ func (c *HTTPConfig) bind(b binder) {
 func (c *TURNConfig) bind(b binder, tls *TLSConfig) {
 	b.add("turn-udp", "udp_addr", strValue{&c.UDPAddr}, "TURN over UDP listen address").
 		checked(hostPort(&c.UDPAddr))
+	b.add("turn-gso", "gso", boolValue{&c.GSO},
+		"send a batch's relayed packets for one client as one segmented message (Linux UDP GSO, where the kernel and network device take it; less CPU per packet); off sends each on its own")
 	b.add("turn-tcp", "tcp_addr", strValue{&c.TCPAddr},
 		"TURN over TCP listen address, for networks that block UDP (port 0: the UDP port)").
 		checked(hostPort(&c.TCPAddr))

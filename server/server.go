@@ -159,6 +159,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	tc.TCPAllocateTimeout = relay.TCPAllocateTimeout
 	tc.MaxTCPConns = turnTCPConns
 	tc.MaxTCPConnsPerIP = relay.TCPConnsPerIP
+	tc.DisableUDPGSO = !relay.GSO
 	tc.Sessions = s.hub
 	tc.Logger = log
 	s.turn, err = turn.New(ctx, tc)

@@ -57,6 +57,28 @@ func fmtDuration(d time.Duration) string {
 	return s
 }
 
+// boolValue is on or off (true, false, 1 and 0 too).
+type boolValue struct{ p *bool }
+
+func (v boolValue) Set(s string) error {
+	switch strings.ToLower(strings.TrimSpace(s)) {
+	case "on", "true", "1":
+		*v.p = true
+	case "off", "false", "0":
+		*v.p = false
+	default:
+		return fmt.Errorf("%q: want on or off", s)
+	}
+	return nil
+}
+
+func (v boolValue) String() string {
+	if v.p == nil || !*v.p {
+		return "off"
+	}
+	return "on"
+}
+
 // specialWord is how text spells Auto or Off.
 func specialWord(special int64) string {
 	switch special {

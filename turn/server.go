@@ -154,6 +154,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
 	}
 	udpBatch := 0 // what the listeners got: 1 where the platform cannot batch
+	udpGSO := false
 	for _, u := range s.udp {
 		if rcv, snd, ok := raiseBuffers(u); !ok {
 			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
@@ -161,6 +162,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		}
 		tc := newTurnConn(u, s.reg, s.newScreen(), s.reg.stats.newListener(), cfg.UDPBatch, !cfg.DisableUDPGSO)
 		udpBatch = len(tc.in)
+		udpGSO = segmenting(tc.io)
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
 			PacketConn:            tc,
 			RelayAddressGenerator: gen,
@@ -200,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Lock()
 	s.stopCtx = stop
 	s.stopMu.Unlock()
-	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "udp_batch", udpBatch, "tcp", addrString(s.TCPAddr()),
+	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "udp_batch", udpBatch, "udp_gso", udpGSO, "tcp", addrString(s.TCPAddr()),
 		"tls", addrString(s.TLSAddr()),
 		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
 		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,

@@ -90,6 +90,14 @@ func (s singleIO) write(ds []datagram) (int, error) {
 	return len(ds), nil
 }
 
+// segmenting reports whether io sends several datagrams for one peer per
+// message (UDP GSO), for the server's log.
+func segmenting(io udpIO) bool {
+	s, ok := io.(interface{ segmenting() bool })
+
+	return ok && s.segmenting()
+}
+
 // newUDPIO returns batched I/O on conn for up to batch datagrams per call,
 // or single-datagram I/O if batch is 1 or the platform (or this socket)
 // cannot batch. gso lets batched sends carry several datagrams for one

@@ -123,6 +123,8 @@ func newMmsgIO(conn *net.UDPConn, batch int, gso bool, count *ioCounters) (*mmsg
 	return m, true
 }
 
+func (m *mmsgIO) segmenting() bool { return m.gso }
+
 func (m *mmsgIO) read(ds []datagram) (int, error) {
 	vlen := min(len(ds), len(m.rhdrs))
 	for i := range vlen {

@@ -153,6 +153,13 @@ func (r *Results) Table(w io.Writer) {
 		row(fmt.Sprintf("TURN forwarding %d B: highest rate with < 0.1 %% loss (packets/s)", size),
 			boundMark(o), boundMark(c), boundMark(b),
 			ratio(o.Best.Offered, c.Best.Offered), ratio(o.Best.Offered, b.Best.Offered), "")
+		if g := r.Forward[oursNoGSO][size]; g.Best.Offered > 0 {
+			// How much of ours/coturn segmented sends make: the same server
+			// sending one datagram per message.
+			row(fmt.Sprintf("TURN forwarding %d B with GSO off (-turn-gso off): packets per server CPU-second", size),
+				kpps(g.Best.PerCPUSec), "", "", ratio(g.Best.PerCPUSec, c.Best.PerCPUSec), ratio(g.Best.PerCPUSec, b.Best.PerCPUSec),
+				fmt.Sprintf("ours with GSO: %s of this", ratio(o.Best.PerCPUSec, g.Best.PerCPUSec)))
+		}
 		if m := r.Forward[oursMetrics][size]; m.Best.Offered > 0 {
 			// The same server with its Prometheus listener scraped every second:
 			// counted here against ours, measured minutes apart in this run.

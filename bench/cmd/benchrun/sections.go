@@ -55,10 +55,13 @@ type turnTarget struct {
 
 func (d *driver) startTURN(ctx context.Context, name string) (*turnTarget, error) {
 	switch name {
-	case "ours", oursMetrics:
+	case "ours", oursMetrics, oursNoGSO:
 		var extra []string
-		if name == oursMetrics {
+		switch name {
+		case oursMetrics:
 			extra = []string{"-metrics-addr", "127.0.0.1:0"}
+		case oursNoGSO:
+			extra = []string{"-turn-gso", "off"}
 		}
 		h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU, extra...)
 		if err != nil {
@@ -138,6 +141,10 @@ const (
 	scrapeEvery = time.Second
 )
 
+// oursNoGSO is hostrelay with -turn-gso off: what segmented sends bring,
+// measured beside ours in the same run.
+const oursNoGSO = "ours-gso-off"
+
 // scrape fetches url every interval until ctx ends, reading each answer
 // whole as Prometheus does.
 func scrape(ctx context.Context, url string, every time.Duration) {
@@ -161,9 +168,9 @@ func scrape(ctx context.Context, url string, every time.Duration) {
 }
 
 // forward: the rate ladder for each target and payload size (hostrelay with
-// metrics at 150 B only: the cost of counting does not depend on the size).
+// metrics, and with GSO off, at 150 B only: neither depends on the size).
 func (d *driver) forward(ctx context.Context) error {
-	for _, name := range []string{"ours", oursMetrics, "coturn", "bare"} {
+	for _, name := range []string{"ours", oursNoGSO, oursMetrics, "coturn", "bare"} {
 		var ps []loadgen.Pair
 		var closePairs, stop func()
 		pid := 0
@@ -195,7 +202,7 @@ func (d *driver) forward(ctx context.Context) error {
 		}
 		d.res.Forward[name] = map[int]loadgen.Saturation{}
 		for _, size := range payloads {
-			if name == oursMetrics && size != payloads[0] {
+			if (name == oursMetrics || name == oursNoGSO) && size != payloads[0] {
 				continue
 			}
 			d.logf("forward: %s, %d B", name, size)
