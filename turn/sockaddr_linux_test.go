@@ -110,7 +110,10 @@ func TestListenerDualStack(t *testing.T) {
 			}
 			port := ln.LocalAddr().(*net.UDPAddr).Port                               //nolint:forcetypeassert // a UDP socket
 			to := netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)) //nolint:gosec // a port
-			for _, p := range [][]byte{channelData(0x4000, "v4 client"), stunLike(6)} {
+			// Three of equal size: with GSO they go out as one message to
+			// the v4-mapped client.
+			sent := []string{"v4 client 1", "v4 client 2", "v4 client 3"}
+			for _, p := range [][]byte{channelData(0x4000, sent[0]), channelData(0x4000, sent[1]), channelData(0x4000, sent[2]), stunLike(6)} {
 				if _, err := r.ca.WriteToUDPAddrPort(p, to); err != nil {
 					t.Fatal(err)
 				}
@@ -123,8 +126,14 @@ func TestListenerDualStack(t *testing.T) {
 			if ua := from.(*net.UDPAddr); ua.AddrPort() != netip.AddrPortFrom(netip.AddrFrom16(r.a.client.Addr().As16()), r.a.client.Port()) { //nolint:forcetypeassert // ours
 				t.Fatalf("source %v, want a's client v4-mapped as Go reads it", ua)
 			}
-			if got := recvAll(t, r.cb, 1, arrives); !bytes.Equal(got[0], channelData(0x4001, "v4 client")) {
-				t.Fatalf("b's client got %q", got[0])
+			got := recvAll(t, r.cb, len(sent), arrives)
+			for i, p := range sent {
+				if !bytes.Equal(got[i], channelData(0x4001, p)) {
+					t.Fatalf("b's client got %q, want %q", got[i], p)
+				}
+			}
+			if m, ok := r.tc.io.(*mmsgIO); ok && m.gso && r.tc.calls.segmented.Load() != uint64(len(sent)) {
+				t.Fatalf("%d datagrams sent segmented, want all %d", r.tc.calls.segmented.Load(), len(sent))
 			}
 		})
 	}
