@@ -36,8 +36,11 @@ type mmsgIO struct {
 	wctl  [][]byte
 
 	// gso is whether sends may carry several datagrams for one peer in
-	// one UDP_SEGMENT message: the kernel has it and has not refused it.
-	gso bool
+	// one UDP_SEGMENT message: the kernel has it and has not refused it
+	// for good. refusedGSO counts the segmented sends refused with EINVAL
+	// since the last one that went.
+	gso        bool
+	refusedGSO int
 
 	// The call in progress, for recv and send, which are built once so a
 	// call through RawConn allocates nothing.
@@ -173,14 +176,10 @@ func (m *mmsgIO) write(ds []datagram) (int, error) {
 		}
 		if m.errno != 0 {
 			if m.wsegs[0] > 1 {
-				// The first message, a GSO one, was refused. EIO: the
-				// device cannot checksum a segmented send; the others: the
-				// kernel does not take UDP_SEGMENT after all. Either way it
-				// never will on this socket. Any other refusal is for this
-				// peer, and the datagrams alone say which one fails.
-				if gsoUnsupported(m.errno) {
-					m.gso = false
-				}
+				// The first message, a segmented one, was refused: it goes
+				// again one datagram per message, which says which datagram
+				// (if any) the kernel refuses on its own.
+				m.gsoRefused(m.errno)
 				gso = false
 
 				continue
@@ -192,6 +191,7 @@ func (m *mmsgIO) write(ds []datagram) (int, error) {
 		for i := range m.done {
 			sent += m.wsegs[i]
 			if m.wsegs[i] > 1 {
+				m.refusedGSO = 0
 				m.count.segmented.Add(uint64(m.wsegs[i])) //nolint:gosec // a count of datagrams
 			}
 		}
@@ -292,11 +292,27 @@ func initGSOControl(b []byte) {
 	h.SetLen(unix.CmsgLen(2))
 }
 
-// gsoUnsupported reports whether a GSO send's error means the socket can
-// never send one: EIO where the device has no checksum offload, and what a
-// kernel without UDP_SEGMENT (or refusing its size) answers.
-func gsoUnsupported(e unix.Errno) bool {
-	return e == unix.EIO || e == unix.EINVAL || e == unix.EOPNOTSUPP || e == unix.ENOPROTOOPT
+// maxRefusedGSO is how many segmented sends in a row EINVAL may refuse
+// before the socket stops trying: one refusal can be a single datagram the
+// path's MTU cannot carry whole (a segment must fit), many in a row a kernel
+// that will not segment at all.
+const maxRefusedGSO = 8
+
+// gsoRefused turns GSO off for the socket if errno, the refusal of a
+// segmented send, says it will never work: EIO where the device cannot
+// checksum a segmented send, EOPNOTSUPP and ENOPROTOOPT where the kernel
+// does not do it after all, or EINVAL maxRefusedGSO times in a row. Any
+// other refusal is about the peer or the moment, not GSO.
+func (m *mmsgIO) gsoRefused(errno unix.Errno) {
+	switch errno { //nolint:exhaustive // the rest leave GSO on
+	case unix.EIO, unix.EOPNOTSUPP, unix.ENOPROTOOPT:
+		m.gso = false
+	case unix.EINVAL:
+		m.refusedGSO++
+		if m.refusedGSO >= maxRefusedGSO {
+			m.gso = false
+		}
+	}
 }
 
 // recv and send run one call on the socket; false asks the netpoller to

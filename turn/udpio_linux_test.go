@@ -91,9 +91,14 @@ func TestListenerGSODisabled(t *testing.T) {
 // refusingKernel makes sendmmsg refuse, with errno, the first call whose
 // first message is segmented; every other call reaches the kernel.
 func refusingKernel(m *mmsgIO, errno unix.Errno) *int {
+	return refusingKernelN(m, errno, 1)
+}
+
+// refusingKernelN refuses the first n such calls.
+func refusingKernelN(m *mmsgIO, errno unix.Errno, n int) *int {
 	refused := new(int)
 	m.syscall = func(nr, fd uintptr, hdrs *mmsghdr, vlen int) (uintptr, unix.Errno) {
-		if nr == unix.SYS_SENDMMSG && *refused == 0 && hdrs.hdr.Iovlen > 1 {
+		if nr == unix.SYS_SENDMMSG && *refused < n && hdrs.hdr.Iovlen > 1 {
 			*refused++
 
 			return 0, errno
@@ -136,6 +141,33 @@ func TestListenerGSORefusedOnce(t *testing.T) {
 	checkReceived(t, r, burstFromA(t, r, 60, 60))
 	if n := r.tc.calls.segmented.Load(); n != 2 {
 		t.Fatalf("%d datagrams sent segmented after the refusal, want the next batch's 2", n)
+	}
+}
+
+// EINVAL may be one datagram too big for the path to segment: GSO stays on
+// through maxRefusedGSO-1 refusals in a row (a segmented send that goes
+// starts the count again), and goes off at maxRefusedGSO. Nothing is lost
+// on the way.
+func TestListenerGSORefusedEINVAL(t *testing.T) {
+	r := newListenerRig(t, DefaultUDPBatch)
+	m := gsoIO(t, r)
+	refused := refusingKernelN(m, unix.EINVAL, maxRefusedGSO-1)
+	for range maxRefusedGSO - 1 {
+		checkReceived(t, r, burstFromA(t, r, 70, 70))
+	}
+	if *refused != maxRefusedGSO-1 || !m.gso || m.refusedGSO != maxRefusedGSO-1 {
+		t.Fatalf("after %d refusals: GSO on %v, count %d", *refused, m.gso, m.refusedGSO)
+	}
+	checkReceived(t, r, burstFromA(t, r, 70, 70))
+	if m.refusedGSO != 0 || r.tc.calls.segmented.Load() != 2 {
+		t.Fatalf("a segmented send that went: count %d, %d segmented", m.refusedGSO, r.tc.calls.segmented.Load())
+	}
+	refused = refusingKernelN(m, unix.EINVAL, maxRefusedGSO)
+	for range maxRefusedGSO {
+		checkReceived(t, r, burstFromA(t, r, 70, 70))
+	}
+	if *refused != maxRefusedGSO || m.gso {
+		t.Fatalf("after %d refusals in a row GSO is still on", *refused)
 	}
 }
 
