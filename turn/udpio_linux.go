@@ -159,7 +159,7 @@ func (m *mmsgIO) read(ds []datagram) (int, error) {
 // only needs what was sent to be ds[:n]), and sends a run of them as one
 // message the kernel cuts into datagrams. One message then pays one route
 // lookup and one trip through the stack where each datagram paid its own:
-// in make bench's loopback measurement, 4 datagrams to one peer cost half as
+// measured on loopback, 4 datagrams to one peer cost about half as
 // much kernel time per datagram. A message the kernel refuses because of
 // GSO is sent again one datagram per message, so a refusal drops exactly
 // the datagram it always did.
