@@ -60,16 +60,28 @@ func Measure(ctx context.Context, pairs []Pair, payload int, rate float64, d, qu
 func measureFlows(ctx context.Context, flows []Flow, recv []*Endpoint, payload int, rate float64, d, quantum time.Duration,
 	pid int,
 ) (Step, error) {
-	cpu := &CPUMeter{PID: pid}
 	ports := make(map[int]bool, len(recv))
 	for _, e := range recv {
 		ports[e.Addr().Port] = true
 	}
-	gen0, other0 := UDPDrops(ports)
-	res, err := Run(ctx, RunConfig{
-		Flows: flows, Payload: payload, Duration: d, Quantum: quantum,
-		Drain: 300 * time.Millisecond, Receivers: recv, Window: cpu.Mark,
+
+	return measureStep(rate, ports, pid, func(window func(bool)) (RunResult, error) {
+		return Run(ctx, RunConfig{
+			Flows: flows, Payload: payload, Duration: d, Quantum: quantum,
+			Drain: 300 * time.Millisecond, Receivers: recv, Window: window,
+		})
 	})
+}
+
+// measureStep makes a Step of one run offered at rate: the generator's
+// sockets are those on ports, the server's CPU is pid's.
+func measureStep(rate float64, ports map[int]bool, pid int, run func(window func(bool)) (RunResult, error)) (Step, error) {
+	cpu := &CPUMeter{PID: pid}
+	gen0, other0 := UDPDrops(ports)
+	res, err := run(cpu.Mark)
+	if res.Latency == nil || res.Elapsed <= 0 {
+		return Step{Offered: rate}, err // the run never started
+	}
 	st := Step{
 		Offered:   rate,
 		Sent:      float64(res.Sent) / res.Elapsed.Seconds(),

@@ -1,0 +1,220 @@
+package loadgen
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// mmsgMax is the most messages one sendmmsg or recvmmsg takes (UIO_MAXIOV).
+const mmsgMax = 1024
+
+// mmsghdr is struct mmsghdr: a msghdr and the byte count the kernel fills in.
+type mmsghdr struct {
+	hdr unix.Msghdr
+	n   uint32
+	_   [4]byte
+}
+
+// mmsgBatch is a reusable vector of messages, one buffer each, so the hot
+// paths make no allocation per packet (x/net's ReadBatch allocates a
+// net.UDPAddr per message received).
+type mmsgBatch struct {
+	hs   []mmsghdr
+	iovs []unix.Iovec
+	bufs [][]byte
+	oobs [][]byte // receive: room for the control messages; send: set per message
+	name []unix.RawSockaddrInet4
+}
+
+// newMmsgBatch makes n messages with buffers of size bytes and, for
+// receiving, oob bytes of control room and a sender-address buffer each.
+func newMmsgBatch(n, size, oob int) *mmsgBatch {
+	b := &mmsgBatch{
+		hs: make([]mmsghdr, n), iovs: make([]unix.Iovec, n), bufs: make([][]byte, n),
+		oobs: make([][]byte, n), name: make([]unix.RawSockaddrInet4, n),
+	}
+	for i := range n {
+		b.bufs[i] = make([]byte, size)
+		b.iovs[i].Base = &b.bufs[i][0]
+		b.iovs[i].SetLen(size)
+		b.hs[i].hdr.Iov = &b.iovs[i]
+		b.hs[i].hdr.SetIovlen(1)
+		if oob > 0 {
+			b.oobs[i] = make([]byte, oob)
+		}
+	}
+
+	return b
+}
+
+// resetRecv readies the first n messages for recvmmsg (the kernel shrinks
+// the name and control lengths to what it wrote).
+func (b *mmsgBatch) resetRecv(n int) {
+	for i := range n {
+		h := &b.hs[i].hdr
+		h.Name = (*byte)(unsafe.Pointer(&b.name[i])) //nolint:gosec // G103: a sockaddr buffer the batch keeps
+		h.Namelen = unix.SizeofSockaddrInet4
+		h.Control = &b.oobs[i][0]
+		h.SetControllen(len(b.oobs[i]))
+		h.Flags = 0
+		b.iovs[i].SetLen(len(b.bufs[i]))
+	}
+}
+
+// setSend makes message i carry the first size bytes of its buffer to the
+// sockaddr to (kept alive by the caller) with control bytes oob.
+func (b *mmsgBatch) setSend(i, size int, to *unix.RawSockaddrInet4, oob []byte) {
+	h := &b.hs[i].hdr
+	h.Name = (*byte)(unsafe.Pointer(to)) //nolint:gosec // G103: a sockaddr the caller keeps alive
+	h.Namelen = unix.SizeofSockaddrInet4
+	h.Control = &oob[0]
+	h.SetControllen(len(oob))
+	b.iovs[i].SetLen(size)
+}
+
+// recv reads up to n messages without waiting; 0 and nil when none is queued.
+func (b *mmsgBatch) recv(rc syscall.RawConn, n int) (int, error) {
+	b.resetRecv(n)
+	var got int
+	var errno syscall.Errno
+	err := rc.Read(func(fd uintptr) bool {
+		// The headers and all they point to are heap memory the batch keeps
+		// alive, and Go's collector does not move it.
+		//nolint:gosec // G103: the mmsghdr array for the call
+		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hs[0])), uintptr(n),
+			unix.MSG_DONTWAIT, 0, 0)
+		got, errno = int(r), e //nolint:gosec // a message count
+
+		return true
+	})
+	switch {
+	case err != nil:
+		return 0, fmt.Errorf("loadgen: recvmmsg: %w", err)
+	case errno == unix.EAGAIN || errno == unix.EINTR:
+		return 0, nil
+	case errno != 0:
+		return 0, fmt.Errorf("loadgen: recvmmsg: %w", errno)
+	}
+
+	return got, nil
+}
+
+// send sends messages [0, n), waiting for room in the socket when it is
+// full. It returns how many went out; a message the kernel refuses (ENOBUFS
+// and the like: the generator's loss, not the server's) is skipped and the
+// first such error returned beside the count.
+func (b *mmsgBatch) send(rc syscall.RawConn, n int) (int, error) {
+	sent, from := 0, 0
+	var first error
+	for from < n {
+		var r int
+		var errno syscall.Errno
+		err := rc.Write(func(fd uintptr) bool {
+			//nolint:gosec // G103: the mmsghdr array for the call, as in recv
+			v, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hs[from])), uintptr(n-from), 0, 0, 0)
+			r, errno = int(v), e //nolint:gosec // a message count
+
+			return errno != unix.EAGAIN
+		})
+		switch {
+		case err != nil:
+			return sent, fmt.Errorf("loadgen: sendmmsg: %w", err)
+		case errno == unix.EINTR:
+			continue
+		case errno != 0:
+			// The message at from failed before any was sent: skip it.
+			if first == nil {
+				first = fmt.Errorf("loadgen: sendmmsg: %w", errno)
+			}
+			from++
+
+			continue
+		}
+		sent += r
+		from += r
+	}
+
+	return sent, first
+}
+
+// pktinfoCmsg is an IP_PKTINFO control message asking the kernel to send
+// from src (ipi_spec_dst), so one wildcard socket speaks for many addresses.
+func pktinfoCmsg(src [4]byte) []byte {
+	b := make([]byte, unix.CmsgSpace(unix.SizeofInet4Pktinfo))
+	h := (*unix.Cmsghdr)(unsafe.Pointer(&b[0])) //nolint:gosec // G103: a cmsghdr laid over an aligned buffer
+	h.Level, h.Type = unix.IPPROTO_IP, unix.IP_PKTINFO
+	h.SetLen(unix.CmsgLen(unix.SizeofInet4Pktinfo))
+	info := (*unix.Inet4Pktinfo)(unsafe.Pointer(&b[unix.CmsgLen(0)])) //nolint:gosec // G103: its payload
+	info.Spec_dst = src
+
+	return b
+}
+
+// rxInfo is what the generator reads from a received message's control
+// messages: the kernel receive time and the destination address.
+type rxInfo struct {
+	rx     int64 // unix ns, 0 if absent
+	dst    [4]byte
+	hasDst bool
+}
+
+var errCmsg = errors.New("loadgen: truncated control message")
+
+// parseRx walks the control messages of one received datagram for
+// SCM_TIMESTAMPNS and IP_PKTINFO. The header layout is linux's on 64-bit
+// platforms (the generator runs on amd64 and arm64).
+func parseRx(oob []byte) (rxInfo, error) {
+	var info rxInfo
+	hdr := unix.CmsgLen(0)
+	for len(oob) >= hdr {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&oob[0])) //nolint:gosec // G103: the kernel's cmsghdr, 8-aligned
+		l := int(h.Len)                               //nolint:gosec // bounded by the check below
+		if l < hdr || l > len(oob) {
+			return info, errCmsg
+		}
+		data := oob[hdr:l]
+		switch {
+		case h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_TIMESTAMPNS && len(data) >= 16:
+			sec := int64(binary.NativeEndian.Uint64(data[0:8]))   //nolint:gosec // timespec
+			nsec := int64(binary.NativeEndian.Uint64(data[8:16])) //nolint:gosec // timespec
+			info.rx = sec*1e9 + nsec
+		case h.Level == unix.IPPROTO_IP && h.Type == unix.IP_PKTINFO && len(data) >= unix.SizeofInet4Pktinfo:
+			copy(info.dst[:], data[8:12]) // ipi_addr: the header's destination
+			info.hasDst = true
+		}
+		next := unix.CmsgSpace(l - hdr)
+		if next >= len(oob) {
+			break
+		}
+		oob = oob[next:]
+	}
+
+	return info, nil
+}
+
+// sockaddrPort is a sockaddr_in's port (stored in network byte order).
+func sockaddrPort(sa *unix.RawSockaddrInet4) int {
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port)) //nolint:gosec // G103: the port's bytes, big-endian
+
+	return int(p[0])<<8 | int(p[1])
+}
+
+// rawSockaddr is a as a sockaddr_in for sendmmsg.
+func rawSockaddr(a *net.UDPAddr) (*unix.RawSockaddrInet4, error) {
+	ip4 := a.IP.To4()
+	if ip4 == nil {
+		return nil, fmt.Errorf("loadgen: %s is not IPv4", a)
+	}
+	sa := &unix.RawSockaddrInet4{Family: unix.AF_INET}
+	copy(sa.Addr[:], ip4)
+	p := (*[2]byte)(unsafe.Pointer(&sa.Port))  //nolint:gosec // G103: the port's bytes, big-endian
+	p[0], p[1] = byte(a.Port>>8), byte(a.Port) //nolint:gosec // a port
+
+	return sa, nil
+}
