@@ -69,9 +69,40 @@ type BrowserResult struct {
 
 // CapacityResult is the player ladder through our TURN.
 type CapacityResult struct {
-	Steps          []CapacityStep `json:"steps"`
-	Players        int            `json:"players"`
-	GeneratorBound bool           `json:"generatorBound"`
+	Steps []CapacityStep `json:"steps"`
+	// Players is the most carried (loss < 0.1 %, ≥ 97 % of the offered rate sent).
+	Players        int  `json:"players"`
+	GeneratorBound bool `json:"generatorBound"`
+	// LadderTop: every step was carried, so Players is a floor.
+	LadderTop bool `json:"ladderTop"`
+	// At the best carried step: players ÷ the server core's busy fraction,
+	// and players ÷ the server process's CPU-seconds per second. Both
+	// extrapolate that step linearly to a whole core; 0 when not measured.
+	PerCore   float64 `json:"playersPerServerCore"`
+	PerCPUSec float64 `json:"playersPerServerCPUSecond"`
+	Generator string  `json:"generator"` // "mux" or "sockets"
+}
+
+// best records a carried step as the best so far.
+func (c *CapacityResult) best(players int, st loadgen.Step) {
+	c.Players, c.PerCore, c.PerCPUSec = players, 0, 0
+	if st.CoreBusy > 0 {
+		c.PerCore = float64(players) / st.CoreBusy
+	}
+	if st.ServerCPU > 0 {
+		c.PerCPUSec = float64(players) / st.ServerCPU
+	}
+}
+
+// bestStep is the step Players was measured at.
+func (c *CapacityResult) bestStep() (loadgen.Step, bool) {
+	for _, s := range c.Steps {
+		if s.Players == c.Players {
+			return s.Step, true
+		}
+	}
+
+	return loadgen.Step{}, false
 }
 
 // CapacityStep is one player count.
@@ -228,10 +259,19 @@ func (r *Results) Table(w io.Writer) {
 	}
 	if c := r.Capacity; c != nil && len(c.Steps) > 0 {
 		v := fmt.Sprintf("%d", c.Players)
-		if c.GeneratorBound {
+		switch {
+		case c.GeneratorBound:
 			v = "≥ " + v + " (generator-bound)"
+		case c.LadderTop:
+			v = "≥ " + v + " (the ladder's top)"
 		}
 		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
+		if st, ok := c.bestStep(); ok && c.PerCore > 0 {
+			row(fmt.Sprintf("capacity: players per server core = players carried ÷ the server core's busy fraction at that step (%d ÷ %.2f); per server CPU-second (÷ %.2f CPU-s/s); load generator %s, its core busy %.2f",
+				c.Players, st.CoreBusy, st.ServerCPU, c.Generator, st.GenCoreBusy),
+				fmt.Sprintf("%.0f; %.0f", c.PerCore, c.PerCPUSec), "", "", "", "",
+				"≥ 3,000 players per server core: "+verdict(c.PerCore >= 3000))
+		}
 	}
 	if c := r.Cluster; c != nil && c.Joins > 0 {
 		row(fmt.Sprintf("cluster: join by code, dial to roomJoined, p50 / p99 of %d: on the room's node; through another node (room_elsewhere, then the room's node)", c.Joins),

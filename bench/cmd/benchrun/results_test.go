@@ -48,7 +48,9 @@ func TestTable(t *testing.T) {
 		RemoteP50: 1500 * time.Microsecond, RemoteP99: 2 * time.Millisecond, Rooms: 500, Offered: 10000, Carried: 3500,
 		LagP50: 27 * time.Millisecond, LagP99: 53 * time.Millisecond, PerCPUSec: 6400, Listed: 360,
 		ListLagP50: 117 * time.Millisecond, ListLagP99: 210 * time.Millisecond}
-	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7}}, Players: 7, GeneratorBound: true}
+	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7, Step: loadgen.Step{CoreBusy: 0.5, ServerCPU: 0.25, GenCoreBusy: 0.4}}},
+		GeneratorBound: true, Generator: "mux"}
+	r.Capacity.best(7, r.Capacity.Steps[0].Step)
 	r.Notes = []string{"a note"}
 
 	var b bytes.Buffer
@@ -60,6 +62,8 @@ func TestTable(t *testing.T) {
 		"0.6 ms / 1.0 ms; 1.5 ms / 2.0 ms", "remote/local p50 2.50×", "3500/s (27.0 ms / 53.0 ms); 6400; 360/s (117.0 ms / 210.0 ms)",
 		"| TURN forwarding 150 B with metrics scraped every 1s: packets per server CPU-second | 144k |  |  |  |  | ≥ 0.97× ours without (0.96×): **not met** |", "8000 | 4000", "≤ 10 KB: **not met**",
 		"lobby fan-out at 20000 deliveries/s", "95; 0.0 ms |  | 70; 0.0 ms |  | 1.36× | ≥ 1.0× bare per CPU-second: met", "≥ 20000†", "≤ 400 ms: met", "≥ 7 (generator-bound)", "- a note",
+		"players carried ÷ the server core's busy fraction at that step (7 ÷ 0.50); per server CPU-second (÷ 0.25 CPU-s/s); load generator mux, its core busy 0.40 | 14; 28 |",
+		"≥ 3,000 players per server core: **not met**",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
