@@ -558,8 +558,8 @@ func (d *driver) capacity(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		d.logf("capacity: %d players: offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f core %.2f p99 %v; generator cpu %.2f core %.2f drops %d",
-			players, st.Offered, st.Sent, st.Delivered, 100*st.Loss, st.ServerCPU, st.CoreBusy, st.P99, st.GenCPU, st.GenCoreBusy, st.GenDrops)
+		d.logf("capacity: %d players: offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f core %.2f p99 %v; generator cpu %.2f core %.2f; socket drops generator %d other %d",
+			players, st.Offered, st.Sent, st.Delivered, 100*st.Loss, st.ServerCPU, st.CoreBusy, st.P99, st.GenCPU, st.GenCoreBusy, st.GenDrops, st.OtherDrops)
 		res.Steps = append(res.Steps, CapacityStep{Players: players, Step: st})
 		if st.Sent < 0.97*st.Offered || st.Loss >= loadgen.MaxLoss {
 			res.GeneratorBound = st.GeneratorLimited()

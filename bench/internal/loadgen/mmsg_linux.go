@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"syscall"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -78,66 +77,51 @@ func (b *mmsgBatch) setSend(i, size int, to *unix.RawSockaddrInet4, oob []byte) 
 	b.iovs[i].SetLen(size)
 }
 
-// recv reads up to n messages without waiting; 0 and nil when none is queued.
-func (b *mmsgBatch) recv(rc syscall.RawConn, n int) (int, error) {
+// recv reads up to n messages from fd without waiting; 0 and nil when none
+// is queued.
+func (b *mmsgBatch) recv(fd, n int) (int, error) {
 	b.resetRecv(n)
-	var got int
-	var errno syscall.Errno
-	err := rc.Read(func(fd uintptr) bool {
+	for {
 		// The headers and all they point to are heap memory the batch keeps
 		// alive, and Go's collector does not move it.
 		//nolint:gosec // G103: the mmsghdr array for the call
-		r, _, e := unix.Syscall6(unix.SYS_RECVMMSG, fd, uintptr(unsafe.Pointer(&b.hs[0])), uintptr(n),
+		r, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.hs[0])), uintptr(n),
 			unix.MSG_DONTWAIT, 0, 0)
-		got, errno = int(r), e //nolint:gosec // a message count
-
-		return true
-	})
-	switch {
-	case err != nil:
-		return 0, fmt.Errorf("loadgen: recvmmsg: %w", err)
-	case errno == unix.EAGAIN || errno == unix.EINTR:
-		return 0, nil
-	case errno != 0:
-		return 0, fmt.Errorf("loadgen: recvmmsg: %w", errno)
+		switch errno {
+		case 0:
+			return int(r), nil //nolint:gosec // a message count
+		case unix.EINTR:
+			continue
+		case unix.EAGAIN:
+			return 0, nil
+		default:
+			return 0, fmt.Errorf("loadgen: recvmmsg: %w", errno)
+		}
 	}
-
-	return got, nil
 }
 
-// send sends messages [0, n), waiting for room in the socket when it is
-// full. It returns how many went out; a message the kernel refuses (ENOBUFS
-// and the like: the generator's loss, not the server's) is skipped and the
-// first such error returned beside the count.
-func (b *mmsgBatch) send(rc syscall.RawConn, n int) (int, error) {
+// send sends messages [0, n) on fd (a blocking socket) and returns how many
+// went out. A message the kernel refuses (ENOBUFS and the like: the
+// generator's loss, not the server's) is skipped, and the first such error
+// returned beside the count.
+func (b *mmsgBatch) send(fd, n int) (int, error) {
 	sent, from := 0, 0
 	var first error
 	for from < n {
-		var r int
-		var errno syscall.Errno
-		err := rc.Write(func(fd uintptr) bool {
-			//nolint:gosec // G103: the mmsghdr array for the call, as in recv
-			v, _, e := unix.Syscall6(unix.SYS_SENDMMSG, fd, uintptr(unsafe.Pointer(&b.hs[from])), uintptr(n-from), 0, 0, 0)
-			r, errno = int(v), e //nolint:gosec // a message count
-
-			return errno != unix.EAGAIN
-		})
-		switch {
-		case err != nil:
-			return sent, fmt.Errorf("loadgen: sendmmsg: %w", err)
-		case errno == unix.EINTR:
-			continue
-		case errno != 0:
+		//nolint:gosec // G103: the mmsghdr array for the call, as in recv
+		r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.hs[from])), uintptr(n-from), 0, 0, 0)
+		switch errno {
+		case 0:
+			sent += int(r) //nolint:gosec // a message count
+			from += int(r) //nolint:gosec // a message count
+		case unix.EINTR:
+		default:
 			// The message at from failed before any was sent: skip it.
 			if first == nil {
 				first = fmt.Errorf("loadgen: sendmmsg: %w", errno)
 			}
 			from++
-
-			continue
 		}
-		sent += r
-		from += r
 	}
 
 	return sent, first

@@ -186,3 +186,45 @@ func TestSmokeMuxTURN(t *testing.T) {
 		t.Fatalf("nothing went through: %+v", st)
 	}
 }
+
+// TestWheel runs the sender's schedule in slot time: every flow gets its rate
+// (to a frame), each frame in the slot it fell due or later, and a flow left
+// far behind skips ahead instead of bursting.
+func TestWheel(t *testing.T) {
+	const quantum = time.Millisecond
+	var flows []*muxFlow
+	for i, hz := range []float64{30, 20, 30, 1000, 2500, 1} {
+		iv := time.Duration(float64(time.Second) / hz)
+		flows = append(flows, &muxFlow{interval: iv, next: time.Duration(i) * iv / 7, seq: uint32(i)}) //nolint:gosec // small
+	}
+	w := newWheel(flows, quantum)
+	count := map[*muxFlow]int{}
+	var slot int64
+	emit := func(f *muxFlow) {
+		if due := int64(f.next / quantum); due > slot {
+			t.Fatalf("flow every %v emitted in slot %d, due in %d", f.interval, slot, due)
+		}
+		count[f]++
+	}
+	for slot = 0; slot < 1999; slot += 3 { // the sender wakes every few slots
+		w.run(slot, emit)
+	}
+	slot = 1999 // 2 s of slots in all
+	w.run(slot, emit)
+	for _, f := range flows {
+		want := int(2 * time.Second / f.interval)
+		if got := count[f]; got < want-1 || got > want+1 {
+			t.Errorf("flow every %v: %d frames in 2 s, want %d", f.interval, got, want)
+		}
+	}
+
+	// Three seconds late: each flow sends at most its backlog of one second.
+	clear(count)
+	slot = 5000
+	w.run(slot, emit)
+	for _, f := range flows {
+		if max1s := int(time.Second/f.interval) + 2; count[f] > max1s {
+			t.Errorf("flow every %v burst %d frames after a stall, want ≤ %d", f.interval, count[f], max1s)
+		}
+	}
+}
