@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"time"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -83,9 +84,11 @@ func (b *mmsgBatch) recv(fd, n int) (int, error) {
 	b.resetRecv(n)
 	for {
 		// The headers and all they point to are heap memory the batch keeps
-		// alive, and Go's collector does not move it.
+		// alive, and Go's collector does not move it. A raw syscall: it never
+		// blocks, and one the runtime knew of would let sysmon hand the P
+		// away during a long batch (sysmon then polls every 20 µs).
 		//nolint:gosec // G103: the mmsghdr array for the call
-		r, _, errno := unix.Syscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.hs[0])), uintptr(n),
+		r, _, errno := unix.RawSyscall6(unix.SYS_RECVMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.hs[0])), uintptr(n),
 			unix.MSG_DONTWAIT, 0, 0)
 		switch errno {
 		case 0:
@@ -100,21 +103,25 @@ func (b *mmsgBatch) recv(fd, n int) (int, error) {
 	}
 }
 
-// send sends messages [0, n) on fd (a blocking socket) and returns how many
-// went out. A message the kernel refuses (ENOBUFS and the like: the
-// generator's loss, not the server's) is skipped, and the first such error
-// returned beside the count.
+// send sends messages [0, n) on fd and returns how many went out. A message
+// the kernel refuses (ENOBUFS and the like: the generator's loss, not the
+// server's) is skipped, and the first such error returned beside the count.
+// It does not block (a raw syscall, as in recv): a full socket buffer, which
+// loopback frees at once, is waited out with short sleeps.
 func (b *mmsgBatch) send(fd, n int) (int, error) {
 	sent, from := 0, 0
 	var first error
 	for from < n {
 		//nolint:gosec // G103: the mmsghdr array for the call, as in recv
-		r, _, errno := unix.Syscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.hs[from])), uintptr(n-from), 0, 0, 0)
+		r, _, errno := unix.RawSyscall6(unix.SYS_SENDMMSG, uintptr(fd), uintptr(unsafe.Pointer(&b.hs[from])), uintptr(n-from),
+			unix.MSG_DONTWAIT, 0, 0)
 		switch errno {
 		case 0:
 			sent += int(r) //nolint:gosec // a message count
 			from += int(r) //nolint:gosec // a message count
 		case unix.EINTR:
+		case unix.EAGAIN:
+			sleep(20 * time.Microsecond)
 		default:
 			// The message at from failed before any was sent: skip it.
 			if first == nil {
@@ -125,6 +132,16 @@ func (b *mmsgBatch) send(fd, n int) (int, error) {
 	}
 
 	return sent, first
+}
+
+// sleep is nanosleep as a raw syscall, for the generator's locked threads:
+// the runtime does not see it, so sysmon neither wakes for it nor hands the
+// thread's P to another thread meanwhile (which would cost a reacquire on
+// every wake-up).
+func sleep(d time.Duration) {
+	ts := unix.NsecToTimespec(d.Nanoseconds())
+	//nolint:gosec // G103: a timespec on the stack for the call
+	_, _, _ = unix.RawSyscall(unix.SYS_NANOSLEEP, uintptr(unsafe.Pointer(&ts)), 0, 0)
 }
 
 // pktinfoCmsg is an IP_PKTINFO control message asking the kernel to send

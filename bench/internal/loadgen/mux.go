@@ -52,7 +52,7 @@ type MuxConfig struct {
 	// Clients is how many addresses the mux may hand out.
 	Clients int
 	// Poll is how long the reader sleeps once the socket is empty
-	// (default 500 µs). Longer means fewer wake-ups and bigger batches; the
+	// (default 1 ms). Longer means fewer wake-ups and bigger batches; the
 	// receive buffer must hold what arrives meanwhile.
 	Poll time.Duration
 	// Buffer is asked for SO_RCVBUF and SO_SNDBUF (default 64 MiB; as root
@@ -91,7 +91,7 @@ func NewMux(cfg MuxConfig) (*Mux, error) {
 		return nil, fmt.Errorf("loadgen: mux of %d clients (1..%d)", cfg.Clients, muxMaxAddrs)
 	}
 	if cfg.Poll <= 0 {
-		cfg.Poll = 500 * time.Microsecond
+		cfg.Poll = time.Millisecond
 	}
 	if cfg.Buffer <= 0 {
 		cfg.Buffer = 64 << 20
@@ -223,7 +223,6 @@ func (m *Mux) readLoop() {
 	defer runtime.UnlockOSThread()
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 	b := newMmsgBatch(muxReadBatch, 2048, muxOOB)
-	sleep := unix.NsecToTimespec(m.poll.Nanoseconds())
 	for {
 		select {
 		case <-m.stop:
@@ -239,7 +238,7 @@ func (m *Mux) readLoop() {
 			m.deliver(b, i)
 		}
 		if n < muxReadBatch {
-			_ = unix.Nanosleep(&sleep, nil)
+			sleep(m.poll)
 		}
 	}
 }

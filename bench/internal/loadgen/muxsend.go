@@ -142,7 +142,7 @@ func (w *wheel) run(upto int64, emit func(*muxFlow)) {
 }
 
 // send paces the flows on one locked OS thread sleeping with nanosleep (timer
-// slack 1 µs) from one quantum to the next. Each wake-up sends every frame
+// slack 1 µs; see sleep) from one quantum to the next. Each wake-up sends every frame
 // due by then in one sendmmsg (several past mmsgMax).
 func (m *Mux) send(ctx context.Context, flows []*muxFlow, payload int, d, quantum time.Duration, run uint32,
 ) (uint64, time.Duration, error) {
@@ -195,8 +195,7 @@ func (m *Mux) send(ctx context.Context, flows []*muxFlow, payload int, d, quantu
 		w.run(int64(now/quantum), emit)
 		flush()
 		if wait := time.Duration(w.tick)*quantum - time.Since(start); wait > 0 {
-			ts := unix.NsecToTimespec(int64(min(wait, d-now)))
-			_ = unix.Nanosleep(&ts, nil)
+			sleep(min(wait, d-now))
 		}
 	}
 
