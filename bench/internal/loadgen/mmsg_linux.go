@@ -11,9 +11,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// mmsgMax is the most messages one sendmmsg or recvmmsg takes (UIO_MAXIOV).
-const mmsgMax = 1024
-
 // mmsghdr is struct mmsghdr: a msghdr and the byte count the kernel fills in.
 type mmsghdr struct {
 	hdr unix.Msghdr

@@ -23,14 +23,15 @@ import (
 // It exists for the capacity run: thousands of per-client sockets cost the
 // generator a sendmmsg per packet and a wake-up per packet received, which
 // made the generator, not the server, the bound. Here one locked thread sends
-// every due packet in one sendmmsg, and one thread drains the socket in large
-// recvmmsg batches at a fixed poll interval (kernel receive timestamps keep
-// the latency figures exact however late the read).
+// every due packet of a pacing quantum in a few sendmmsg calls, and one
+// thread drains the socket in large recvmmsg batches at a fixed poll
+// interval (kernel receive timestamps keep the latency figures exact however
+// late the read).
 //
-// The socket is a bare file descriptor, blocking, outside Go's netpoller: a
-// socket registered with epoll has every sent datagram's release (on
-// loopback, at once) wake the poller, which cost the sender a quarter of
-// its time in a profile here.
+// The socket is a bare file descriptor outside Go's netpoller: a socket
+// registered with epoll has every sent datagram's release (on loopback, at
+// once) wake the poller, which cost the sender a quarter of its time in a
+// profile here.
 type Mux struct {
 	fd   int
 	mu   sync.RWMutex // held to read while fd is in use, to write to close it

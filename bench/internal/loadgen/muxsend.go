@@ -28,7 +28,7 @@ type muxFlow struct {
 
 // RunMux sends flows through m for d and counts what m receives for the run,
 // as Run does for endpoints. quantum is the pacing step: the sender wakes at
-// most this often and sends everything due in one sendmmsg.
+// most this often and sends everything due, muxChunk frames to a sendmmsg.
 func RunMux(ctx context.Context, m *Mux, flows []MuxFlow, payload int, d, quantum, drain time.Duration,
 	window func(start bool),
 ) (RunResult, error) {
@@ -141,9 +141,16 @@ func (w *wheel) run(upto int64, emit func(*muxFlow)) {
 	}
 }
 
+// muxChunk is the most frames one sendmmsg carries. Frames are stamped when
+// their chunk is built, and the kernel takes a few µs to send each, so a
+// chunk adds up to about 50 µs of the generator's own time to the last
+// frame's latency; a syscall per 16 frames costs about 2 % more than one per
+// quantum.
+const muxChunk = 16
+
 // send paces the flows on one locked OS thread sleeping with nanosleep (timer
-// slack 1 µs; see sleep) from one quantum to the next. Each wake-up sends every frame
-// due by then in one sendmmsg (several past mmsgMax).
+// slack 1 µs; see sleep) from one quantum to the next. Each wake-up sends every
+// frame due by then, muxChunk to a sendmmsg.
 func (m *Mux) send(ctx context.Context, flows []*muxFlow, payload int, d, quantum time.Duration, run uint32,
 ) (uint64, time.Duration, error) {
 	runtime.LockOSThread()
@@ -151,7 +158,7 @@ func (m *Mux) send(ctx context.Context, flows []*muxFlow, payload int, d, quantu
 	_ = unix.Prctl(unix.PR_SET_TIMERSLACK, 1000, 0, 0, 0)
 
 	w := newWheel(flows, quantum)
-	b := newMmsgBatch(mmsgMax, headerLen+payload, 0)
+	b := newMmsgBatch(muxChunk, headerLen+payload, 0)
 	var sent uint64
 	var sendErr error
 	n := 0
@@ -175,10 +182,13 @@ func (m *Mux) send(ctx context.Context, flows []*muxFlow, payload int, d, quantu
 	}
 	var wall int64
 	emit := func(f *muxFlow) {
+		if n == 0 {
+			wall = time.Now().UnixNano()
+		}
 		putFrame(b.bufs[n][:headerLen+payload], f.c.Channel, wall, run, f.seq)
 		b.setSend(n, headerLen+payload, f.dst, f.c.oob)
 		f.seq++
-		if n++; n == mmsgMax {
+		if n++; n == muxChunk {
 			flush()
 		}
 	}
@@ -191,7 +201,6 @@ func (m *Mux) send(ctx context.Context, flows []*muxFlow, payload int, d, quantu
 		if now >= d {
 			break
 		}
-		wall = time.Now().UnixNano()
 		w.run(int64(now/quantum), emit)
 		flush()
 		if wait := time.Duration(w.tick)*quantum - time.Since(start); wait > 0 {
