@@ -71,10 +71,15 @@ type BrowserResult struct {
 type CapacityResult struct {
 	Steps []CapacityStep `json:"steps"`
 	// Players is the most carried (loss < 0.1 %, ≥ 97 % of the offered rate sent).
-	Players        int  `json:"players"`
-	GeneratorBound bool `json:"generatorBound"`
-	// LadderTop: every step was carried, so Players is a floor.
-	LadderTop bool `json:"ladderTop"`
+	Players int `json:"players"`
+	// StoppedBy says what ended the ladder: "generator" (it sent < 97 % of
+	// the offered rate, or its own socket dropped), "server" (loss with the
+	// server's core ≥ 90 % busy), "unsaturated" (loss with the server's core
+	// still < 90 % busy and the generator keeping up: other work on the
+	// machine, or scheduling), or "" (every step carried: Players is a floor).
+	StoppedBy      string `json:"stoppedBy"`
+	GeneratorBound bool   `json:"generatorBound"` // StoppedBy == "generator"
+	LadderTop      bool   `json:"ladderTop"`      // every step carried
 	// At the best carried step: players ÷ the server core's busy fraction,
 	// and players ÷ the server process's CPU-seconds per second. Both
 	// extrapolate that step linearly to a whole core; 0 when not measured.
@@ -92,6 +97,18 @@ func (c *CapacityResult) best(players int, st loadgen.Step) {
 	if st.ServerCPU > 0 {
 		c.PerCPUSec = float64(players) / st.ServerCPU
 	}
+}
+
+// stoppedBy classifies a step that was not carried (see StoppedBy).
+func stoppedBy(st loadgen.Step) string {
+	switch {
+	case st.Sent < 0.97*st.Offered || st.GenDrops > 0:
+		return "generator"
+	case st.CoreBusy >= 0 && st.CoreBusy < 0.9:
+		return "unsaturated"
+	}
+
+	return "server"
 }
 
 // bestStep is the step Players was measured at.
@@ -259,11 +276,14 @@ func (r *Results) Table(w io.Writer) {
 	}
 	if c := r.Capacity; c != nil && len(c.Steps) > 0 {
 		v := fmt.Sprintf("%d", c.Players)
+		last := c.Steps[len(c.Steps)-1]
 		switch {
-		case c.GeneratorBound:
-			v = "≥ " + v + " (generator-bound)"
 		case c.LadderTop:
 			v = "≥ " + v + " (the ladder's top)"
+		case c.StoppedBy == "generator":
+			v = "≥ " + v + " (generator-bound)"
+		case c.StoppedBy == "unsaturated":
+			v = fmt.Sprintf("≥ %s (loss at %d with the server's core %.0f %% busy: not saturated)", v, last.Players, 100*last.Step.CoreBusy)
 		}
 		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
 		if st, ok := c.bestStep(); ok && c.PerCore > 0 {

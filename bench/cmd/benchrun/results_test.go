@@ -49,7 +49,7 @@ func TestTable(t *testing.T) {
 		LagP50: 27 * time.Millisecond, LagP99: 53 * time.Millisecond, PerCPUSec: 6400, Listed: 360,
 		ListLagP50: 117 * time.Millisecond, ListLagP99: 210 * time.Millisecond}
 	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7, Step: loadgen.Step{CoreBusy: 0.5, ServerCPU: 0.25, GenCoreBusy: 0.4}}},
-		GeneratorBound: true, Generator: "mux"}
+		StoppedBy: "generator", GeneratorBound: true, Generator: "mux"}
 	r.Capacity.best(7, r.Capacity.Steps[0].Step)
 	r.Notes = []string{"a note"}
 
@@ -67,6 +67,38 @@ func TestTable(t *testing.T) {
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A capacity ladder's end is put down to what stopped it.
+func TestCapacityStoppedBy(t *testing.T) {
+	for _, c := range []struct {
+		st   loadgen.Step
+		want string
+	}{
+		{loadgen.Step{Offered: 100, Sent: 96, Loss: 0.01, CoreBusy: 1}, "generator"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 1, GenDrops: 3}, "generator"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.8}, "unsaturated"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.95}, "server"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: -1}, "server"},
+	} {
+		if got := stoppedBy(c.st); got != c.want {
+			t.Errorf("stoppedBy(%+v) = %q, want %q", c.st, got, c.want)
+		}
+	}
+
+	r := newResults()
+	r.Capacity = &CapacityResult{Steps: []CapacityStep{
+		{Players: 2520, Step: loadgen.Step{CoreBusy: 0.8, ServerCPU: 0.7}},
+		{Players: 3024, Step: loadgen.Step{CoreBusy: 0.86, Loss: 0.02}},
+	}, StoppedBy: "unsaturated", Generator: "mux"}
+	r.Capacity.best(2520, r.Capacity.Steps[0].Step)
+	var b bytes.Buffer
+	r.Table(&b)
+	for _, want := range []string{"≥ 2520 (loss at 3024 with the server's core 86 % busy: not saturated)", "| 3150; 3600 |", "players per server core: met"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
 }
