@@ -80,10 +80,14 @@ type CapacityResult struct {
 	StoppedBy      string `json:"stoppedBy"`
 	GeneratorBound bool   `json:"generatorBound"` // StoppedBy == "generator"
 	LadderTop      bool   `json:"ladderTop"`      // every step carried
-	// At the best carried step: players ÷ the server core's busy fraction,
-	// and players ÷ the server process's CPU-seconds per second. Both
-	// extrapolate that step linearly to a whole core; 0 when not measured.
+	// At the best carried step: players ÷ the server core's busy fraction
+	// (at least the server's own CPU-s/s: /proc/stat's tick-sampled busy
+	// time can miss short bursts, and the core is never less busy than the
+	// process pinned to it), and players ÷ the server process's CPU-seconds
+	// per second. Both extrapolate that step linearly to a whole core; 0
+	// when not measured.
 	PerCore   float64 `json:"playersPerServerCore"`
+	CoreUsed  float64 `json:"serverCoreUsed"` // the divisor of PerCore
 	PerCPUSec float64 `json:"playersPerServerCPUSecond"`
 	Generator string  `json:"generator"` // "mux" or "sockets"
 }
@@ -91,8 +95,8 @@ type CapacityResult struct {
 // best records a carried step as the best so far.
 func (c *CapacityResult) best(players int, st loadgen.Step) {
 	c.Players, c.PerCore, c.PerCPUSec = players, 0, 0
-	if st.CoreBusy > 0 {
-		c.PerCore = float64(players) / st.CoreBusy
+	if c.CoreUsed = max(st.CoreBusy, st.ServerCPU); st.CoreBusy >= 0 && c.CoreUsed > 0 {
+		c.PerCore = float64(players) / c.CoreUsed
 	}
 	if st.ServerCPU > 0 {
 		c.PerCPUSec = float64(players) / st.ServerCPU
@@ -104,7 +108,7 @@ func stoppedBy(st loadgen.Step) string {
 	switch {
 	case st.Sent < 0.97*st.Offered || st.GenDrops > 0:
 		return "generator"
-	case st.CoreBusy >= 0 && st.CoreBusy < 0.9:
+	case st.CoreBusy >= 0 && max(st.CoreBusy, st.ServerCPU) < 0.9:
 		return "unsaturated"
 	}
 
@@ -287,8 +291,8 @@ func (r *Results) Table(w io.Writer) {
 		}
 		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
 		if st, ok := c.bestStep(); ok && c.PerCore > 0 {
-			row(fmt.Sprintf("capacity: players per server core = players carried ÷ the server core's busy fraction at that step (%d ÷ %.2f); per server CPU-second (÷ %.2f CPU-s/s); load generator %s, its core busy %.2f",
-				c.Players, st.CoreBusy, st.ServerCPU, c.Generator, st.GenCoreBusy),
+			row(fmt.Sprintf("capacity: players per server core = players carried ÷ the server core's busy fraction at that step, at least the server's CPU-s/s (%d ÷ %.2f); per server CPU-second (÷ %.2f CPU-s/s); load generator %s, its core busy %.2f",
+				c.Players, c.CoreUsed, st.ServerCPU, c.Generator, st.GenCoreBusy),
 				fmt.Sprintf("%.0f; %.0f", c.PerCore, c.PerCPUSec), "", "", "", "",
 				"≥ 3,000 players per server core: "+verdict(c.PerCore >= 3000))
 		}
