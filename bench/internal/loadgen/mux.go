@@ -42,8 +42,9 @@ type Mux struct {
 	clients []atomic.Pointer[MuxClient] // by address index
 	next    atomic.Int32                // addresses handed out
 
-	run  atomic.Pointer[runStats]
-	done chan struct{}
+	run     atomic.Pointer[runStats]
+	readErr atomic.Pointer[error] // why the reader stopped early, if it did
+	done    chan struct{}
 	stop chan struct{}
 	once sync.Once
 }
@@ -232,6 +233,8 @@ func (m *Mux) readLoop() {
 		}
 		n, err := b.recv(m.fd, muxReadBatch) // the fd outlives the loop: Close waits for it
 		if err != nil {
+			m.readErr.Store(&err)
+
 			return
 		}
 

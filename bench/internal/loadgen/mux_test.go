@@ -9,6 +9,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/hostrelay/hostrelay/turn"
 	"golang.org/x/sys/unix"
 )
 
@@ -138,8 +139,11 @@ func TestMuxClientsDistinct(t *testing.T) {
 // TestSmokeMuxTURN allocates game pairs on the mux through our TURN server,
 // checks the server maps each allocation to its client's own address, and
 // sends a little game traffic. No figure is asserted.
+//
+// The server allows one allocation per client IP: were the clients not
+// told apart by address, the second would be refused.
 func TestSmokeMuxTURN(t *testing.T) {
-	srv := turnServer(t)
+	srv := turnServerWith(t, func(c *turn.Config) { c.MaxAllocationsPerIP = 1 })
 	m, err := NewMux(MuxConfig{Clients: 64, Buffer: 1 << 20})
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,9 @@ func RunMux(ctx context.Context, m *Mux, flows []MuxFlow, payload int, d, quantu
 	if window != nil {
 		window(false)
 	}
+	if rerr := m.readErr.Load(); rerr != nil {
+		err = errors.Join(err, fmt.Errorf("loadgen: mux reader stopped: %w", *rerr))
+	}
 
 	return RunResult{Sent: sent, Received: rs.received.Load(), Elapsed: elapsed, Latency: rs.hist}, err
 }
