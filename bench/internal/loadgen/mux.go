@@ -45,8 +45,8 @@ type Mux struct {
 	run     atomic.Pointer[runStats]
 	readErr atomic.Pointer[error] // why the reader stopped early, if it did
 	done    chan struct{}
-	stop chan struct{}
-	once sync.Once
+	stop    chan struct{}
+	once    sync.Once
 }
 
 // MuxConfig shapes a Mux.
