@@ -9,8 +9,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/hostrelay/hostrelay/turn"
 	"golang.org/x/sys/unix"
+
+	"github.com/hostrelay/hostrelay/turn"
 )
 
 func TestMuxAddrRoundTrip(t *testing.T) {
