@@ -168,3 +168,13 @@ func TestProcStat(t *testing.T) {
 		t.Fatalf("RSS %d %v", rss, err)
 	}
 }
+
+// coreIdle reads the idle time /proc/stat keeps for a core.
+func TestCoreIdle(t *testing.T) {
+	if coreIdle(0) == 0 {
+		t.Error("core 0 has no idle time in /proc/stat")
+	}
+	if coreIdle(1<<20) != 0 {
+		t.Error("a core that does not exist has idle time")
+	}
+}
