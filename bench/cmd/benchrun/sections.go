@@ -538,7 +538,9 @@ func (d *driver) capacity(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	closers = append(closers, gen.close)
+	// Deferred after the closers: the allocations go before the lobby
+	// sessions that own them, as before.
+	defer gen.close()
 	res := &CapacityResult{Generator: d.capacityGen}
 	d.res.Capacity = res
 	have := 0
