@@ -74,9 +74,10 @@ type CapacityResult struct {
 	Players int `json:"players"`
 	// StoppedBy says what ended the ladder: "generator" (it sent < 97 % of
 	// the offered rate, or its own socket dropped), "server" (loss with the
-	// server's core ≥ 90 % busy), "unsaturated" (loss with the server's core
-	// still < 90 % busy and the generator keeping up: other work on the
-	// machine, or scheduling), or "" (every step carried: Players is a floor).
+	// server's core ≥ 90 % busy, mostly with the server), "unsaturated" (loss
+	// with the generator keeping up but the server's core still < 90 % busy,
+	// or ≥ 15 % of it taken by other work: a shared machine, or scheduling),
+	// or "" (every step carried: Players is a floor).
 	StoppedBy      string `json:"stoppedBy"`
 	GeneratorBound bool   `json:"generatorBound"` // StoppedBy == "generator"
 	LadderTop      bool   `json:"ladderTop"`      // every step carried
@@ -108,7 +109,7 @@ func stoppedBy(st loadgen.Step) string {
 	switch {
 	case st.Sent < 0.97*st.Offered || st.GenDrops > 0:
 		return "generator"
-	case st.CoreBusy >= 0 && max(st.CoreBusy, st.ServerCPU) < 0.9:
+	case st.CoreBusy >= 0 && (max(st.CoreBusy, st.ServerCPU) < 0.9 || st.CoreBusy-st.ServerCPU >= 0.15):
 		return "unsaturated"
 	}
 
@@ -287,7 +288,8 @@ func (r *Results) Table(w io.Writer) {
 		case c.StoppedBy == "generator":
 			v = "≥ " + v + " (generator-bound)"
 		case c.StoppedBy == "unsaturated":
-			v = fmt.Sprintf("≥ %s (loss at %d with the server's core %.0f %% busy: not saturated)", v, last.Players, 100*last.Step.CoreBusy)
+			v = fmt.Sprintf("≥ %s (loss at %d with the server at %.2f CPU-s/s, its core %.0f %% busy: not the server's limit)",
+				v, last.Players, last.Step.ServerCPU, 100*last.Step.CoreBusy)
 		}
 		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
 		if st, ok := c.bestStep(); ok && c.PerCore > 0 {

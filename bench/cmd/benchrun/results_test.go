@@ -80,7 +80,8 @@ func TestCapacityStoppedBy(t *testing.T) {
 		{loadgen.Step{Offered: 100, Sent: 96, Loss: 0.01, CoreBusy: 1}, "generator"},
 		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 1, GenDrops: 3}, "generator"},
 		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.8}, "unsaturated"},
-		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.95}, "server"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.95, ServerCPU: 0.9}, "server"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.96, ServerCPU: 0.4}, "unsaturated"}, // others on its core
 		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: -1}, "server"},
 	} {
 		if got := stoppedBy(c.st); got != c.want {
@@ -91,12 +92,12 @@ func TestCapacityStoppedBy(t *testing.T) {
 	r := newResults()
 	r.Capacity = &CapacityResult{Steps: []CapacityStep{
 		{Players: 2520, Step: loadgen.Step{CoreBusy: 0.6, ServerCPU: 0.7}}, // busy undercounted: 0.7 it is
-		{Players: 3024, Step: loadgen.Step{CoreBusy: 0.86, Loss: 0.02}},
+		{Players: 3024, Step: loadgen.Step{CoreBusy: 0.86, ServerCPU: 0.8, Loss: 0.02}},
 	}, StoppedBy: "unsaturated", Generator: "mux"}
 	r.Capacity.best(2520, r.Capacity.Steps[0].Step)
 	var b bytes.Buffer
 	r.Table(&b)
-	for _, want := range []string{"≥ 2520 (loss at 3024 with the server's core 86 % busy: not saturated)", "(2520 ÷ 0.70)", "| 3600; 3600 |", "players per server core: met"} {
+	for _, want := range []string{"≥ 2520 (loss at 3024 with the server at 0.80 CPU-s/s, its core 86 % busy: not the server's limit)", "(2520 ÷ 0.70)", "| 3600; 3600 |", "players per server core: met"} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}

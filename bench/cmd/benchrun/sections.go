@@ -561,9 +561,11 @@ func (d *driver) capacity(ctx context.Context) error {
 			return err
 		}
 		if !carried(st) && stoppedBy(st) == "unsaturated" {
-			// The server's core had room: once more before calling it, as
-			// other work on a shared machine can cost a step its loss.
-			d.logf("capacity: %d players: loss %.4f%% with the server's core %.2f busy; measuring again", players, 100*st.Loss, st.CoreBusy)
+			// The server had room on its core, or shared it: once more
+			// before calling it, as other work on a shared machine can cost
+			// a step its loss.
+			d.logf("capacity: %d players: loss %.4f%% with the server at %.2f CPU-s/s, its core %.2f busy; measuring again",
+				players, 100*st.Loss, st.ServerCPU, st.CoreBusy)
 			res.Steps = append(res.Steps, CapacityStep{Players: players, Step: st})
 			if st, err = gen.measure(d.steps(4 * time.Second)); err != nil {
 				return err
