@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -116,9 +117,10 @@ func stoppedBy(st loadgen.Step) string {
 	return "server"
 }
 
-// bestStep is the step Players was measured at.
+// bestStep is the step Players was measured at: the last at that count (a
+// step measured again keeps both).
 func (c *CapacityResult) bestStep() (loadgen.Step, bool) {
-	for _, s := range c.Steps {
+	for _, s := range slices.Backward(c.Steps) {
 		if s.Players == c.Players {
 			return s.Step, true
 		}
