@@ -3,6 +3,7 @@ package loadgen
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"net"
 	"os"
 	"testing"
@@ -231,5 +232,36 @@ func TestWheel(t *testing.T) {
 		if max1s := int(time.Second/f.interval) + 2; count[f] > max1s {
 			t.Errorf("flow every %v burst %d frames after a stall, want ≤ %d", f.interval, count[f], max1s)
 		}
+	}
+}
+
+// A mux hands out no more addresses than it was made for, refuses flows
+// without a destination, and after Close its clients refuse to write.
+func TestMuxLimitsAndClose(t *testing.T) {
+	m, err := NewMux(MuxConfig{Clients: 2, Buffer: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := m.NewClient()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.NewClient(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := m.NewClient(); !errors.Is(err, errMuxFull) {
+		t.Errorf("third client of two: %v", err)
+	}
+	if _, err := RunMux(t.Context(), m, []MuxFlow{{From: a, Rate: 10}}, 60, time.Millisecond, 0, 0, nil); err == nil {
+		t.Error("a flow without a destination ran")
+	}
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if _, err := a.WriteTo([]byte{0}, &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9}); !errors.Is(err, net.ErrClosed) {
+		t.Errorf("write after Close: %v", err)
 	}
 }
