@@ -29,12 +29,15 @@ func main() {
 	quick := flag.Bool("quick", false, "short steps and small counts: checks the rig, figures meaningless")
 	sections := flag.String("sections", "forward,latency,cycles,lobby,browser,capacity,cluster", "sections to run")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
+	capacityGen := flag.String("capacity-generator", "mux",
+		"capacity load: mux (every allocation an address of one loopback socket) or sockets (a socket per allocation)")
 	flag.Parse()
 	runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0)))
 
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	d := &driver{hostrelay: *hostrelay, bins: *bins, serverCPU: *serverCPU, loadCPU: *loadCPU, quick: *quick, res: newResults()}
+	d := &driver{hostrelay: *hostrelay, bins: *bins, serverCPU: *serverCPU, loadCPU: *loadCPU, quick: *quick,
+		capacityGen: *capacityGen, res: newResults()}
 	d.res.Started, d.res.Quick = time.Now(), *quick
 	d.res.Machine = machine()
 	d.res.LoadFrom = loadavg()

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -69,9 +70,63 @@ type BrowserResult struct {
 
 // CapacityResult is the player ladder through our TURN.
 type CapacityResult struct {
-	Steps          []CapacityStep `json:"steps"`
-	Players        int            `json:"players"`
-	GeneratorBound bool           `json:"generatorBound"`
+	Steps []CapacityStep `json:"steps"`
+	// Players is the most carried (loss < 0.1 %, ≥ 97 % of the offered rate sent).
+	Players int `json:"players"`
+	// StoppedBy says what ended the ladder: "generator" (it sent < 97 % of
+	// the offered rate, or its own socket dropped), "server" (loss with the
+	// server's core ≥ 90 % busy, mostly with the server), "unsaturated" (loss
+	// with the generator keeping up but the server's core still < 90 % busy,
+	// or ≥ 15 % of it taken by other work: a shared machine, or scheduling),
+	// or "" (every step carried: Players is a floor).
+	StoppedBy      string `json:"stoppedBy"`
+	GeneratorBound bool   `json:"generatorBound"` // StoppedBy == "generator"
+	LadderTop      bool   `json:"ladderTop"`      // every step carried
+	// At the best carried step: players ÷ the server core's busy fraction
+	// (at least the server's own CPU-s/s: /proc/stat's tick-sampled busy
+	// time can miss short bursts, and the core is never less busy than the
+	// process pinned to it), and players ÷ the server process's CPU-seconds
+	// per second. Both extrapolate that step linearly to a whole core; 0
+	// when not measured.
+	PerCore   float64 `json:"playersPerServerCore"`
+	CoreUsed  float64 `json:"serverCoreUsed"` // the divisor of PerCore
+	PerCPUSec float64 `json:"playersPerServerCPUSecond"`
+	Generator string  `json:"generator"` // "mux" or "sockets"
+}
+
+// best records a carried step as the best so far.
+func (c *CapacityResult) best(players int, st loadgen.Step) {
+	c.Players, c.PerCore, c.PerCPUSec = players, 0, 0
+	if c.CoreUsed = max(st.CoreBusy, st.ServerCPU); st.CoreBusy >= 0 && c.CoreUsed > 0 {
+		c.PerCore = float64(players) / c.CoreUsed
+	}
+	if st.ServerCPU > 0 {
+		c.PerCPUSec = float64(players) / st.ServerCPU
+	}
+}
+
+// stoppedBy classifies a step that was not carried (see StoppedBy).
+func stoppedBy(st loadgen.Step) string {
+	switch {
+	case st.Sent < 0.97*st.Offered || st.GenDrops > 0:
+		return "generator"
+	case st.CoreBusy >= 0 && (max(st.CoreBusy, st.ServerCPU) < 0.9 || st.CoreBusy-st.ServerCPU >= 0.15):
+		return "unsaturated"
+	}
+
+	return "server"
+}
+
+// bestStep is the step Players was measured at: the last at that count (a
+// step measured again keeps both).
+func (c *CapacityResult) bestStep() (loadgen.Step, bool) {
+	for _, s := range slices.Backward(c.Steps) {
+		if s.Players == c.Players {
+			return s.Step, true
+		}
+	}
+
+	return loadgen.Step{}, false
 }
 
 // CapacityStep is one player count.
@@ -235,10 +290,23 @@ func (r *Results) Table(w io.Writer) {
 	}
 	if c := r.Capacity; c != nil && len(c.Steps) > 0 {
 		v := fmt.Sprintf("%d", c.Players)
-		if c.GeneratorBound {
+		last := c.Steps[len(c.Steps)-1]
+		switch {
+		case c.LadderTop:
+			v = "≥ " + v + " (the ladder's top)"
+		case c.StoppedBy == "generator":
 			v = "≥ " + v + " (generator-bound)"
+		case c.StoppedBy == "unsaturated":
+			v = fmt.Sprintf("≥ %s (loss at %d with the server at %.2f CPU-s/s, its core %.0f %% busy: not the server's limit)",
+				v, last.Players, last.Step.ServerCPU, 100*last.Step.CoreBusy)
 		}
 		row("capacity: players at 30 Hz inputs + 20 Hz snapshots, 100 B, through TURN, < 0.1 % loss", v, "", "", "", "", "")
+		if st, ok := c.bestStep(); ok && c.PerCore > 0 {
+			row(fmt.Sprintf("capacity: players per server core = players carried ÷ the server core's busy fraction at that step, at least the server's CPU-s/s (%d ÷ %.2f); per server CPU-second (÷ %.2f CPU-s/s); load generator %s, its core busy %.2f",
+				c.Players, c.CoreUsed, st.ServerCPU, c.Generator, st.GenCoreBusy),
+				fmt.Sprintf("%.0f; %.0f", c.PerCore, c.PerCPUSec), "", "", "", "",
+				"≥ 3,000 players per server core: "+verdict(c.PerCore >= 3000))
+		}
 	}
 	if c := r.Cluster; c != nil && c.Joins > 0 {
 		row(fmt.Sprintf("cluster: join by code, dial to roomJoined, p50 / p99 of %d: on the room's node; through another node (room_elsewhere, then the room's node)", c.Joins),

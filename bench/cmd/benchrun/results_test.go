@@ -48,7 +48,9 @@ func TestTable(t *testing.T) {
 		RemoteP50: 1500 * time.Microsecond, RemoteP99: 2 * time.Millisecond, Rooms: 500, Offered: 10000, Carried: 3500,
 		LagP50: 27 * time.Millisecond, LagP99: 53 * time.Millisecond, PerCPUSec: 6400, Listed: 360,
 		ListLagP50: 117 * time.Millisecond, ListLagP99: 210 * time.Millisecond}
-	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7}}, Players: 7, GeneratorBound: true}
+	r.Capacity = &CapacityResult{Steps: []CapacityStep{{Players: 7, Step: loadgen.Step{CoreBusy: 0.5, ServerCPU: 0.25, GenCoreBusy: 0.4}}},
+		StoppedBy: "generator", GeneratorBound: true, Generator: "mux"}
+	r.Capacity.best(7, r.Capacity.Steps[0].Step)
 	r.Notes = []string{"a note"}
 
 	var b bytes.Buffer
@@ -60,9 +62,45 @@ func TestTable(t *testing.T) {
 		"0.6 ms / 1.0 ms; 1.5 ms / 2.0 ms", "remote/local p50 2.50×", "3500/s (27.0 ms / 53.0 ms); 6400; 360/s (117.0 ms / 210.0 ms)",
 		"| TURN forwarding 150 B with metrics scraped every 1s: packets per server CPU-second | 144k |  |  |  |  | ≥ 0.97× ours without (0.96×): **not met** |", "8000 | 4000", "≤ 10 KB: **not met**",
 		"lobby fan-out at 20000 deliveries/s", "95; 0.0 ms |  | 70; 0.0 ms |  | 1.36× | ≥ 1.0× bare per CPU-second: met", "≥ 20000†", "≤ 400 ms: met", "≥ 7 (generator-bound)", "- a note",
+		"players carried ÷ the server core's busy fraction at that step, at least the server's CPU-s/s (7 ÷ 0.50); per server CPU-second (÷ 0.25 CPU-s/s); load generator mux, its core busy 0.40 | 14; 28 |",
+		"≥ 3,000 players per server core: **not met**",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("table lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// A capacity ladder's end is put down to what stopped it.
+func TestCapacityStoppedBy(t *testing.T) {
+	for _, c := range []struct {
+		st   loadgen.Step
+		want string
+	}{
+		{loadgen.Step{Offered: 100, Sent: 96, Loss: 0.01, CoreBusy: 1}, "generator"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 1, GenDrops: 3}, "generator"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.8}, "unsaturated"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.95, ServerCPU: 0.9}, "server"},
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: 0.96, ServerCPU: 0.4}, "unsaturated"}, // others on its core
+		{loadgen.Step{Offered: 100, Sent: 100, Loss: 0.01, CoreBusy: -1}, "server"},
+	} {
+		if got := stoppedBy(c.st); got != c.want {
+			t.Errorf("stoppedBy(%+v) = %q, want %q", c.st, got, c.want)
+		}
+	}
+
+	r := newResults()
+	r.Capacity = &CapacityResult{Steps: []CapacityStep{
+		{Players: 2520, Step: loadgen.Step{CoreBusy: 0.9, ServerCPU: 0.3, Loss: 0.1}}, // measured again:
+		{Players: 2520, Step: loadgen.Step{CoreBusy: 0.6, ServerCPU: 0.7}},            // busy undercounted: 0.7 it is
+		{Players: 3024, Step: loadgen.Step{CoreBusy: 0.86, ServerCPU: 0.8, Loss: 0.02}},
+	}, StoppedBy: "unsaturated", Generator: "mux"}
+	r.Capacity.best(2520, r.Capacity.Steps[1].Step)
+	var b bytes.Buffer
+	r.Table(&b)
+	for _, want := range []string{"≥ 2520 (loss at 3024 with the server at 0.80 CPU-s/s, its core 86 % busy: not the server's limit)", "(2520 ÷ 0.70); per server CPU-second (÷ 0.70 CPU-s/s)", "| 3600; 3600 |", "players per server core: met"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, b.String())
 		}
 	}
 }

@@ -7,7 +7,8 @@
 //	turnload -bare 127.0.0.1:9999 forward                   # bench/cmd/bareudp
 //
 // Modes: forward (rate ladder), latency (-rate), cycles (allocation cycles),
-// hold (memory of -n live allocations), game (-players at 30/20 Hz).
+// hold (memory of -n live allocations), game (-players at 30/20 Hz; -mux for
+// the capacity run's generator).
 // -pid names the server process whose CPU time is metered.
 package main
 
@@ -44,6 +45,7 @@ func main() {
 	workers := flag.Int("workers", 16, "cycles: concurrent clients")
 	n := flag.Int("n", 1000, "hold: allocations")
 	players := flag.Int("players", 100, "game: players (client-host links)")
+	mux := flag.Bool("mux", false, "game: every allocation an address of one loopback socket (loadgen.Mux), as make bench's capacity run")
 	flag.Parse()
 	runtime.GOMAXPROCS(max(4, runtime.GOMAXPROCS(0)))
 
@@ -109,12 +111,12 @@ func main() {
 		_ = out.Encode(map[string]any{"allocations": *n, "rssBefore": before, "rssAfter": after,
 			"bytesPer1000": float64(after-before) * 1000 / float64(*n)})
 	case "game":
-		gp, closeAll, err := t.game(ctx, *players)
+		measure, closeAll, err := t.game(ctx, *players, *mux)
 		if err != nil {
 			fail(err)
 		}
 		defer closeAll()
-		st, err := loadgen.MeasureGame(ctx, gp, *payload, 30, 20, *step, *pid)
+		st, err := measure(*payload, *step, *pid)
 		if err != nil {
 			fail(err)
 		}
@@ -202,27 +204,49 @@ func (t target) pairs(ctx context.Context, n int) ([]loadgen.Pair, func(), error
 
 // game sets up players in rooms of 8: each room's host session holds one
 // allocation per player, as a browser host holds one per peer connection.
-func (t target) game(ctx context.Context, players int) ([]loadgen.GamePair, func(), error) {
+// With mux, every allocation is a client of one loadgen.Mux.
+func (t target) game(ctx context.Context, players int, mux bool) (
+	measure func(payload int, d time.Duration, pid int) (loadgen.Step, error), closeAll func(), err error,
+) {
 	const roomSize = 8
 	rooms := (players + roomSize - 2) / (roomSize - 1)
 	var creds []loadgen.Creds
 	closeLobby := func() {}
 	if t.lobby != "" {
-		var err error
 		if creds, closeLobby, err = loadgen.LobbyRooms(ctx, t.lobby, rooms, roomSize); err != nil {
 			return nil, nil, err
 		}
 	} else {
 		creds, _, _ = t.creds(ctx, rooms*roomSize)
 	}
-	gp, closeAll, err := loadgen.GamePairs(ctx, t.serverAddr(), players, roomSize, func(room, member int) loadgen.Creds {
-		return creds[room*roomSize+member]
-	})
+	credsFor := func(room, member int) loadgen.Creds { return creds[room*roomSize+member] }
+	if mux {
+		m, err := loadgen.NewMux(loadgen.MuxConfig{Clients: 2 * players})
+		if err != nil {
+			closeLobby()
+
+			return nil, nil, err
+		}
+		gp, closePairs, err := loadgen.MuxGamePairs(ctx, m, t.serverAddr(), players, roomSize, credsFor)
+		if err != nil {
+			_ = m.Close()
+			closeLobby()
+
+			return nil, nil, err
+		}
+
+		return func(payload int, d time.Duration, pid int) (loadgen.Step, error) {
+			return loadgen.MeasureGameMux(ctx, m, gp, payload, 30, 20, d, pid)
+		}, func() { closePairs(); _ = m.Close(); closeLobby() }, nil
+	}
+	gp, closePairs, err := loadgen.GamePairs(ctx, t.serverAddr(), players, roomSize, credsFor)
 	if err != nil {
 		closeLobby()
 
 		return nil, nil, err
 	}
 
-	return gp, func() { closeAll(); closeLobby() }, nil
+	return func(payload int, d time.Duration, pid int) (loadgen.Step, error) {
+		return loadgen.MeasureGame(ctx, gp, payload, 30, 20, d, pid)
+	}, func() { closePairs(); closeLobby() }, nil
 }

@@ -4,6 +4,8 @@
 // pion's client; the data path writes ChannelData frames itself with
 // sendmmsg and reads them with recvmmsg and kernel receive timestamps, so
 // the generator stays cheap and measures the relay, not its own scheduling.
+// An Endpoint is one socket per client; a Mux emulates thousands of clients,
+// each with its own loopback address, on one socket (the capacity run).
 package loadgen
 
 import (

@@ -3,6 +3,7 @@ package loadgen
 import (
 	"context"
 	"math"
+	"os"
 	"time"
 )
 
@@ -21,6 +22,10 @@ type Step struct {
 	// everywhere else on the machine (the server's sockets among them).
 	GenDrops   uint64 `json:"genDrops"`
 	OtherDrops uint64 `json:"otherDrops"`
+	// The generator's own CPU-seconds per second, and its core's busy
+	// fraction (-1: not pinned), to tell a generator near its limit.
+	GenCPU      float64 `json:"genCPU"`
+	GenCoreBusy float64 `json:"genCoreBusy"`
 }
 
 // SendingBusy scales a meter's core-busy fraction from its whole window
@@ -60,16 +65,28 @@ func Measure(ctx context.Context, pairs []Pair, payload int, rate float64, d, qu
 func measureFlows(ctx context.Context, flows []Flow, recv []*Endpoint, payload int, rate float64, d, quantum time.Duration,
 	pid int,
 ) (Step, error) {
-	cpu := &CPUMeter{PID: pid}
 	ports := make(map[int]bool, len(recv))
 	for _, e := range recv {
 		ports[e.Addr().Port] = true
 	}
-	gen0, other0 := UDPDrops(ports)
-	res, err := Run(ctx, RunConfig{
-		Flows: flows, Payload: payload, Duration: d, Quantum: quantum,
-		Drain: 300 * time.Millisecond, Receivers: recv, Window: cpu.Mark,
+
+	return measureStep(rate, ports, pid, func(window func(bool)) (RunResult, error) {
+		return Run(ctx, RunConfig{
+			Flows: flows, Payload: payload, Duration: d, Quantum: quantum,
+			Drain: 300 * time.Millisecond, Receivers: recv, Window: window,
+		})
 	})
+}
+
+// measureStep makes a Step of one run offered at rate: the generator's
+// sockets are those on ports, the server's CPU is pid's.
+func measureStep(rate float64, ports map[int]bool, pid int, run func(window func(bool)) (RunResult, error)) (Step, error) {
+	cpu, gen := &CPUMeter{PID: pid}, &CPUMeter{PID: os.Getpid()}
+	gen0, other0 := UDPDrops(ports)
+	res, err := run(func(start bool) { cpu.Mark(start); gen.Mark(start) })
+	if res.Latency == nil || res.Elapsed <= 0 {
+		return Step{Offered: rate}, err // the run never started
+	}
 	st := Step{
 		Offered:   rate,
 		Sent:      float64(res.Sent) / res.Elapsed.Seconds(),
@@ -84,6 +101,10 @@ func measureFlows(ctx context.Context, flows []Flow, recv []*Endpoint, payload i
 		st.ServerCPU = cpu.Used.Seconds() / cpu.Wall.Seconds()
 	}
 	st.CoreBusy = SendingBusy(cpu, res.Elapsed)
+	if gen.Wall > 0 {
+		st.GenCPU = gen.Used.Seconds() / gen.Wall.Seconds()
+	}
+	st.GenCoreBusy = SendingBusy(gen, res.Elapsed)
 	if cpu.Used > 0 {
 		st.PerCPUSec = float64(res.Received) / cpu.Used.Seconds()
 	}

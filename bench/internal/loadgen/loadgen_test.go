@@ -24,6 +24,13 @@ func (oneRoom) RoomOf(string) (string, bool) { return "bench", true }
 
 func turnServer(t *testing.T) *turn.Server {
 	t.Helper()
+
+	return turnServerWith(t, func(*turn.Config) {})
+}
+
+// turnServerWith is turnServer with its config changed by set first.
+func turnServerWith(t *testing.T, set func(*turn.Config)) *turn.Server {
+	t.Helper()
 	cfg := turn.DefaultConfig()
 	cfg.Secret = []byte("bench-smoke-secret-0123456789")
 	cfg.PublicIP = net.IPv4(127, 0, 0, 1)
@@ -32,6 +39,7 @@ func turnServer(t *testing.T) *turn.Server {
 	cfg.Logger = slog.New(slog.DiscardHandler)
 	// Hold and Cycles use more allocations than a browser would.
 	cfg.MaxAllocationsPerSession = 1000
+	set(&cfg)
 	srv, err := turn.New(context.Background(), cfg)
 	if err != nil {
 		t.Fatal(err)
@@ -158,5 +166,15 @@ func TestProcStat(t *testing.T) {
 	}
 	if rss, err := RSS(os.Getpid()); err != nil || rss <= 0 {
 		t.Fatalf("RSS %d %v", rss, err)
+	}
+}
+
+// coreIdle reads the idle time /proc/stat keeps for a core.
+func TestCoreIdle(t *testing.T) {
+	if coreIdle(0) == 0 {
+		t.Error("core 0 has no idle time in /proc/stat")
+	}
+	if coreIdle(1<<20) != 0 {
+		t.Error("a core that does not exist has idle time")
 	}
 }

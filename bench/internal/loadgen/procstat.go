@@ -70,10 +70,15 @@ type CPUMeter struct {
 	startWall  time.Time
 	Used, Wall time.Duration
 	// CoreBusy is the pinned core's non-idle fraction over the window, or
-	// -1 if the process is not pinned to a single core.
-	CoreBusy  float64
-	core      int
-	coreStart [2]uint64 // busy, total jiffies
+	// -1 if the process is not pinned to a single core. It is 1 − the core's
+	// idle time over the wall time: on a tickless kernel /proc/stat's idle
+	// time is exact, while its busy times are sampled at the tick, which a
+	// core waking for short bursts (a relay at a few thousand packets/s)
+	// mostly misses: their sum read well below the pinned server's own CPU
+	// time here.
+	CoreBusy float64
+	core     int
+	coreIdle uint64 // idle+iowait clock ticks at the start
 }
 
 // Mark starts (start=true) or ends the window. It fits RunConfig.Window.
@@ -89,16 +94,16 @@ func (m *CPUMeter) Mark(start bool) {
 		m.start, m.startWall = t, time.Now()
 		m.core, m.CoreBusy = pinnedCore(m.PID), -1
 		if m.core >= 0 {
-			m.coreStart = coreJiffies(m.core)
+			m.coreIdle = coreIdle(m.core)
 		}
 
 		return
 	}
 	m.Used, m.Wall = t-m.start, time.Since(m.startWall)
 	if m.core >= 0 {
-		end := coreJiffies(m.core)
-		if total := end[1] - m.coreStart[1]; total > 0 {
-			m.CoreBusy = float64(end[0]-m.coreStart[0]) / float64(total)
+		if end := coreIdle(m.core); end >= m.coreIdle && m.Wall > 0 {
+			idle := float64(end-m.coreIdle) / userHZ
+			m.CoreBusy = min(1, max(0, 1-idle/m.Wall.Seconds()))
 		}
 	}
 }
@@ -118,31 +123,27 @@ func pinnedCore(pid int) int {
 	return -1
 }
 
-// coreJiffies returns a core's busy and total time from /proc/stat.
-func coreJiffies(core int) [2]uint64 {
+// coreIdle returns a core's idle and iowait time from /proc/stat, in clock
+// ticks (USER_HZ).
+func coreIdle(core int) uint64 {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return [2]uint64{}
+		return 0
 	}
 	prefix := "cpu" + strconv.Itoa(core) + " "
 	for line := range strings.SplitSeq(string(b), "\n") {
 		if !strings.HasPrefix(line, prefix) {
 			continue
 		}
-		var busy, total uint64
-		for i, f := range strings.Fields(line)[1:] {
-			v, _ := strconv.ParseUint(f, 10, 64)
-			if i >= 8 { // guest times are already in user
-				break
-			}
-			total += v
-			if i != 3 && i != 4 { // idle, iowait
-				busy += v
-			}
+		f := strings.Fields(line)
+		if len(f) < 6 {
+			return 0
 		}
+		idle, _ := strconv.ParseUint(f[4], 10, 64)
+		iowait, _ := strconv.ParseUint(f[5], 10, 64)
 
-		return [2]uint64{busy, total}
+		return idle + iowait
 	}
 
-	return [2]uint64{}
+	return 0
 }

@@ -96,8 +96,16 @@ func Connect(ctx context.Context, a, b *TURNEndpoint) error {
 	return probeUntil(ctx, a.Endpoint, b.Endpoint)
 }
 
+// prober is a client that can send probe frames and count those it gets:
+// an Endpoint or a MuxClient.
+type prober interface {
+	Probe() error
+	Probes() uint32
+	Addr() *net.UDPAddr
+}
+
 // probeUntil sends probes both ways every 10 ms until each side saw one.
-func probeUntil(ctx context.Context, a, b *Endpoint) error {
+func probeUntil(ctx context.Context, a, b prober) error {
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	pa, pb := a.Probes(), b.Probes()
