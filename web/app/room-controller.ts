@@ -158,7 +158,9 @@ export class RoomController {
     // The room's own server: in a cluster another node's link works too (it
     // redirects here), but not once that node is gone.
     const link = `${this.shareBase()}/r/${session.room.code}`;
-    history.replaceState(null, '', `/r/${session.room.code}`);
+    // A share link is already at the room's path: a same-document
+    // navigation to it would cost the join's busiest moment ≈ 15 ms for nothing.
+    if (location.pathname !== `/r/${session.room.code}` || location.search !== '') history.replaceState(null, '', `/r/${session.room.code}`);
     ui.shareLink.value = link;
     // A joining client draws the QR code a second later: drawn now (or as
     // the link opens), its milliseconds sit between the host's answer, the

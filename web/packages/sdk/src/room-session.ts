@@ -206,6 +206,12 @@ export class RoomSession {
     const session = new RoomSession(lobby, joined, options);
     // Before connectToHost's microtask runs: the first link to the host takes it.
     session.early = early;
+    // Resolve once the offer is on its way to the host (at once if it
+    // already is): a page that draws the room when this resolves then
+    // draws it while the host answers, instead of holding the tab's main
+    // thread, which the offer's last steps need, before the offer leaves.
+    if (early) await early.link.whenDescribed();
+    if (session.closed) throw new LobbyError(ClientErrorCode.Closed, `join ${code}: the room session ended as it began (${session.closedReason})`);
     return session;
   }
 
