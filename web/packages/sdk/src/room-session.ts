@@ -195,10 +195,20 @@ export class RoomSession {
 
   /** Joins a room by code and connects to its host. */
   static async join(lobby: LobbyClient, code: string, password?: string, options?: RoomSessionOptions): Promise<RoomSession> {
-    const early = RoomSession.offerEarly(lobby, options);
+    // The join goes out first: making the peer connection takes the main
+    // thread a few ms (more for a page's first), better spent while the
+    // join is on the way than before it leaves.
+    const reply = lobby.joinRoom(code, password);
+    let early: EarlyOffer | null = null;
+    try {
+      early = RoomSession.offerEarly(lobby, options);
+    } catch {
+      // The join is out; the link to the host is made after its reply, as
+      // without credentials, and reports its own failure there.
+    }
     let joined: RoomJoined;
     try {
-      joined = await lobby.joinRoom(code, password);
+      joined = await reply;
     } catch (err) {
       early?.link.close();
       throw err;
