@@ -88,8 +88,15 @@ export class RoomController {
     this.enter(new RoomSession(client, joined, sessionOptions), '');
   }
 
-  async join(client: LobbyClient, code: string, password: string): Promise<void> {
-    this.enter(await RoomSession.join(client, code, password, sessionOptions), password);
+  /** `createPeerConnection`: a share link's warm peer connection (WarmPeer), for the join's early offer. */
+  async join(
+    client: LobbyClient,
+    code: string,
+    password: string,
+    createPeerConnection?: RoomSessionOptions['createPeerConnection'],
+  ): Promise<void> {
+    const options = createPeerConnection ? { ...sessionOptions, createPeerConnection } : sessionOptions;
+    this.enter(await RoomSession.join(client, code, password, options), password);
   }
 
   /** A new lobby connection: a client that lost its room walks back in. */
