@@ -102,8 +102,11 @@ describe('quality', () => {
     await phone.locator(`#room-list button[data-code="${code}"]`).waitFor();
     expect(await phone.evaluate(() => (window as unknown as { cls: number }).cls)).toBeLessThan(0.02);
     expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(390);
-    expect(await phone.getAttribute('link[rel=icon]', 'href')).toBe('/favicon.svg');
-    expect((await phone.request.get(`${h.base}/favicon.svg`)).status()).toBe(200);
+    expect(await phone.getAttribute('link[rel=icon]', 'href')).toBe('/favicon.png');
+    expect((await phone.request.get(`${h.base}/favicon.png`)).headers()['content-type']).toBe('image/png');
+    expect((await phone.request.get(`${h.base}/favicon.svg`)).status()).toBe(200); // kept for anyone who links it
+    // The header's mark is drawn inline, not an <img> (each SVG image is a document to build).
+    expect(await phone.locator('header .brand svg').count()).toBe(1);
 
     // Keyboard: Tab moves from the name field to its Save button, with a visible ring.
     await phone.focus('#create-name');

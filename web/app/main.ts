@@ -15,6 +15,7 @@ import { initialState, Store } from './state';
 import { installTestHooks } from './test-hooks';
 import { render } from './view';
 import { WatchController } from './watch';
+import { WarmPeer } from './warm-peer';
 
 // The lobby page: who you are, the room browser, the create and join forms,
 // and the hand-over to a RoomController once you are in a room.
@@ -62,6 +63,8 @@ window.addEventListener('popstate', () => location.reload());
 // answers, without a click (a first visit still asks for the name; a
 // password is asked for when the join says it is wrong).
 let joinOnConnect = false;
+/** A share link that joins by itself makes its peer connection now (warm-peer.ts); the join takes it. */
+let warm: WarmPeer | null = null;
 if (watchParam !== null) {
   if (watchCode === null) store.update({ phase: 'error', error: { code: 'room_not_found', message: 'this link has no valid room code' } });
 } else if (sharePath !== undefined) {
@@ -70,6 +73,7 @@ if (watchParam !== null) {
   else {
     showJoin(code, false);
     joinOnConnect = nameProblem(store.state.name) === null;
+    if (joinOnConnect) warm = new WarmPeer();
   }
 }
 
@@ -313,7 +317,13 @@ async function joinRoom(): Promise<void> {
       store.update({ name });
     }
     if (client.name !== name) await client.setName(name);
-    await rooms.join(client, code, ui.joinPassword.value);
+    const w = warm;
+    warm = null;
+    try {
+      await rooms.join(client, code, ui.joinPassword.value, w?.create);
+    } finally {
+      w?.close(); // untaken only if the join failed before its offer
+    }
   }, (err) => {
     if (err.code === 'wrong_password') {
       ui.joinPasswordField.hidden = false;

@@ -3,6 +3,7 @@ import {
   PeerError,
   RoomSession,
   type CreateRoomOptions,
+  type Game,
   type LobbyClient,
   type RoomJoined,
   type RoomSessionOptions,
@@ -14,7 +15,6 @@ import { fieldError, ui } from './dom';
 import { gameOf } from './games';
 import { mark, markOnce } from './marks';
 import { describe } from './messages';
-import { qrDataUrl } from './qr';
 import { armKick, kickArmed } from './room-view';
 import { MAX_CHAT_LINES, type PlayerView, type Store } from './state';
 
@@ -26,6 +26,8 @@ interface ActiveRoom {
   session: RoomSession;
   /** Game-channel packets received, of any kind. */
   received: number;
+  /** Set when the game starts, before its code has loaded; the game is mounted once it has. */
+  starting: boolean;
   game: RunningGame | null;
   offs: Unsubscribe[];
   timer: number;
@@ -86,8 +88,15 @@ export class RoomController {
     this.enter(new RoomSession(client, joined, sessionOptions), '');
   }
 
-  async join(client: LobbyClient, code: string, password: string): Promise<void> {
-    this.enter(await RoomSession.join(client, code, password, sessionOptions), password);
+  /** `createPeerConnection`: a share link's warm peer connection (WarmPeer), for the join's early offer. */
+  async join(
+    client: LobbyClient,
+    code: string,
+    password: string,
+    createPeerConnection?: RoomSessionOptions['createPeerConnection'],
+  ): Promise<void> {
+    const options = createPeerConnection ? { ...sessionOptions, createPeerConnection } : sessionOptions;
+    this.enter(await RoomSession.join(client, code, password, options), password);
   }
 
   /** A new lobby connection: a client that lost its room walks back in. */
@@ -110,6 +119,7 @@ export class RoomController {
     const room: ActiveRoom = {
       session,
       received: 0,
+      starting: false,
       game: null,
       offs: [],
       timer: 0,
@@ -155,14 +165,19 @@ export class RoomController {
     // The room's own server: in a cluster another node's link works too (it
     // redirects here), but not once that node is gone.
     const link = `${this.shareBase()}/r/${session.room.code}`;
-    history.replaceState(null, '', `/r/${session.room.code}`);
+    // A share link is already at the room's path: a same-document
+    // navigation to it would cost the join's busiest moment ≈ 15 ms for nothing.
+    if (location.pathname !== `/r/${session.room.code}` || location.search !== '') history.replaceState(null, '', `/r/${session.room.code}`);
     ui.shareLink.value = link;
     // A joining client draws the QR code a second later: drawn now (or as
     // the link opens), its milliseconds sit between the host's answer, the
     // link opening and the first packets, on a main thread they all need.
     // A host shares at once.
+    // (The encoder is a chunk of its own: a joining page needs it a second in, not at start.)
     const drawQr = (): void => {
-      if (this.active === room) ui.shareQr.src = qrDataUrl(link);
+      void import('./qr').then(({ qrDataUrl }) => {
+        if (this.active === room) ui.shareQr.src = qrDataUrl(link);
+      });
     };
     ui.shareQr.removeAttribute('src');
     if (session.role === 'host') drawQr();
@@ -186,6 +201,9 @@ export class RoomController {
       packetsReceived: 0,
       error: null,
     });
+    // Fetch the room's game now (a chunk of its own): it is ready by the
+    // time the host starts, or, in a game under way, before the channel opens.
+    void gameOf(session.room.mode).load().catch(() => undefined);
     if (session.started) this.startGame(room);
   }
 
@@ -195,9 +213,25 @@ export class RoomController {
   }
 
   private startGame(room: ActiveRoom): void {
-    if (room.game || this.active !== room) return;
+    if (room.starting || this.active !== room) return;
+    room.starting = true;
     this.store.update({ started: true });
-    room.game = gameOf(room.session.room.mode).mount({ session: room.session, container: ui.game });
+    void this.mountGame(room);
+  }
+
+  /** Mounts the room's game once its code is loaded, unless the room ended meanwhile. */
+  private async mountGame(room: ActiveRoom): Promise<void> {
+    let game: Game;
+    try {
+      game = await gameOf(room.session.room.mode).load();
+    } catch (err) {
+      // A fetch that failed (the server restarted with a new build, the
+      // network dropped): nothing to play, and a reload fetches it again.
+      if (this.active === room) this.store.update({ error: { code: 'internal', message: `the game could not be loaded (${String(err)}): reload the page` } });
+      return;
+    }
+    if (this.active !== room || room.game) return;
+    room.game = game.mount({ session: room.session, container: ui.game });
     ui.game.querySelector<HTMLElement>('canvas, [tabindex]')?.focus({ preventScroll: true });
   }
 

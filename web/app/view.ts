@@ -36,6 +36,18 @@ function renderConnection(s: Readonly<HostrelayState>): void {
   }
 }
 
+function focusView(phase: Phase, first: boolean): void {
+  const view = ui.views[phase];
+  const field = phase === 'room' ? null : view.querySelector<HTMLInputElement>('input:not([type=hidden]):not([readonly]):not([type=search])');
+  if (field && !field.value) field.focus();
+  else if (phase === 'name') ui.joinButton.focus(); // name remembered: Enter joins
+  else if (!first) {
+    const h1 = view.querySelector<HTMLElement>('h1');
+    h1?.setAttribute('tabindex', '-1');
+    h1?.focus({ preventScroll: true });
+  }
+}
+
 /** Brings the DOM in line with the state. Names and chat only ever go in as text. */
 export function render(s: Readonly<HostrelayState>): void {
   for (const [phase, section] of Object.entries(ui.views)) section.hidden = phase !== s.phase;
@@ -45,16 +57,13 @@ export function render(s: Readonly<HostrelayState>): void {
     // Move focus into the new view for keyboard and screen-reader users; on
     // first load an empty name field takes it, so typing a name just works.
     // The room view never grabs a text field: on a phone that opens the keyboard over the room.
-    const view = ui.views[s.phase];
-    const field =
-      s.phase === 'room' ? null : view.querySelector<HTMLInputElement>('input:not([type=hidden]):not([readonly]):not([type=search])');
-    if (field && !field.value) field.focus();
-    else if (s.phase === 'name') ui.joinButton.focus(); // name remembered: Enter joins
-    else if (!first) {
-      const h1 = view.querySelector<HTMLElement>('h1');
-      h1?.setAttribute('tabindex', '-1');
-      h1?.focus({ preventScroll: true });
-    }
+    // At the next frame: focus() lays the page out to see what can take
+    // it, and done here that layout would come on top of the frame's own,
+    // on the main thread a join's connection is waiting for.
+    const phase = s.phase;
+    requestAnimationFrame(() => {
+      if (shownPhase === phase) focusView(phase, first);
+    });
   }
   document.title = title(s);
   renderConnection(s);

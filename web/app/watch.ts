@@ -1,4 +1,4 @@
-import { watchArena, type WatchedArena } from '@hostrelay/game-arena';
+import type { WatchedArena } from '@hostrelay/game-arena';
 import { LobbyError, SpectatorSession, type LobbyClient } from '@hostrelay/sdk';
 import { ui } from './dom';
 import type { Store } from './state';
@@ -52,18 +52,10 @@ export class WatchController {
     ui.watchRoom.textContent = room.name;
     this.store.update({ watching: { code, name: room.name, mode: room.mode, delayMs } });
     const behind = `${Math.round(delayMs / 100) / 10} s behind`;
-    if (!WatchController.canWatch(room.mode)) {
-      ui.watchStatus.textContent = `${room.mode || 'This game'} has no spectator view.`;
-    } else {
-      ui.watchStatus.textContent = `Watching · ${behind} · waiting for the host…`;
-      this.view = watchArena({ spectator, container: ui.watchGame });
-      const off = spectator.on('frame', () => {
-        ui.watchStatus.textContent = `Watching · ${behind}`;
-        off();
-      });
-    }
+    let over = false;
     spectator.on('ended', (reason) => {
       if (reason === 'stopped' || reason === 'disconnected') return; // ours, or the link redials and watches again
+      over = true;
       ui.watchStatus.textContent =
         reason === 'host_left'
           ? 'The host left: the game is over.'
@@ -71,6 +63,26 @@ export class WatchController {
             ? 'The server hosting the game stopped: the game is over.'
             : `The game ended (${reason}).`;
     });
+    if (!WatchController.canWatch(room.mode)) {
+      ui.watchStatus.textContent = `${room.mode || 'This game'} has no spectator view.`;
+    } else {
+      ui.watchStatus.textContent = `Watching · ${behind} · waiting for the host…`;
+      // The arena's code is a chunk of its own, fetched when someone watches.
+      let watchArena: typeof import('@hostrelay/game-arena').watchArena;
+      try {
+        ({ watchArena } = await import('@hostrelay/game-arena'));
+      } catch (err) {
+        if (this.spectator === spectator) ui.watchStatus.textContent = `The game could not be loaded (${String(err)}): reload the page.`;
+        return;
+      }
+      // Stopped, watching another room, or the game ended, meanwhile.
+      if (this.spectator !== spectator || over) return;
+      this.view = watchArena({ spectator, container: ui.watchGame });
+      const off = spectator.on('frame', () => {
+        ui.watchStatus.textContent = `Watching · ${behind}`;
+        off();
+      });
+    }
   }
 
   stop(): void {

@@ -47,6 +47,8 @@ export class FakePeerConnection {
   private restartNext = false;
   private offers = 0;
   readonly configurations: RTCConfiguration[] = [];
+  /** When set, setLocalDescription completes only once it resolves (a browser busy elsewhere). */
+  localGate: Promise<void> | null = null;
   iceGatheringState: RTCIceGatheringState = 'new';
   connectionState: RTCPeerConnectionState = 'new';
   onicecandidate: Handler<{ candidate: { candidate: string; sdpMid: string | null; type: string } | null }> = null;
@@ -89,8 +91,12 @@ export class FakePeerConnection {
   }
 
   setLocalDescription(d: RTCSessionDescriptionInit): Promise<void> {
-    this.localDescription = d;
-    this.signalingState = d.type === 'offer' ? 'have-local-offer' : 'stable';
+    const set = (): void => {
+      this.localDescription = d;
+      this.signalingState = d.type === 'offer' ? 'have-local-offer' : 'stable';
+    };
+    if (this.localGate) return this.localGate.then(set);
+    set();
     return Promise.resolve();
   }
 

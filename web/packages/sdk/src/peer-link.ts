@@ -88,6 +88,8 @@ export class PeerLink {
   private restarts = 0;
   private connectTimer: ReturnType<typeof setTimeout> | undefined;
   private readonly connectTimeoutMs: number;
+  private readonly firstDescription: Promise<void>;
+  private markDescribed: () => void = () => undefined;
 
   constructor(options: PeerLinkOptions) {
     this.peer = options.peerId;
@@ -100,6 +102,7 @@ export class PeerLink {
     // A link made before its peer is known (peerId '') is made ahead of
     // need: a candidate pool starts the TURN allocation now rather than
     // when the description is set.
+    this.firstDescription = new Promise((resolve) => (this.markDescribed = resolve));
     this.pc = create({
       iceServers: options.iceServers,
       iceTransportPolicy: 'relay',
@@ -144,6 +147,15 @@ export class PeerLink {
     const held = this.unbound;
     this.unbound = [];
     for (const s of held) this.relay({ ...s, to: peerId });
+  }
+
+  /**
+   * Resolves once this end's first description (the offer, or the answer)
+   * has been set and handed to `signal` (for a link not bound yet: held
+   * for bind(), which sends it at once), or the link closed.
+   */
+  whenDescribed(): Promise<void> {
+    return this.firstDescription;
   }
 
   get isOpen(): boolean {
@@ -235,6 +247,7 @@ export class PeerLink {
     this.unbound = [];
     for (const dc of Object.values(this.channels)) dc.close();
     this.pc.close();
+    this.markDescribed();
     this.events.emit('close');
     this.events.clear();
   }
@@ -347,6 +360,7 @@ export class PeerLink {
     const sdp = this.pc.localDescription?.sdp ?? '';
     this.relay({ to: this.peerId, kind, sdp });
     this.described = true;
+    this.markDescribed();
     const queued = this.queued;
     this.queued = [];
     for (const c of queued) this.relay(c);

@@ -237,6 +237,43 @@ describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () 
     expect(pc.closed).toBe(true);
   });
 
+  it('resolves a join whose reply beat the offer only once the offer has gone to the host', async () => {
+    const server = FakeServer.welcoming();
+    const signals: Frame[] = [];
+    let joinId = 0;
+    server.onFrame = (f) => {
+      if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's', ice: welcomeIce });
+      if (f.t === 'joinRoom') joinId = f.id;
+      if (f.t === 'signal') {
+        signals.push(f);
+        server.send('ok', f.id, {});
+      }
+    };
+    const lobby = await LobbyClient.connect('ws://x/ws', 'p2', { transport: server.factory });
+    const peers = fakePeerFactory();
+    let release = (): void => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const create = (c: RTCConfiguration): RTCPeerConnection => {
+      const pc = peers.create(c);
+      only(peers.made).localGate = gate;
+      return pc;
+    };
+    let resolved = false;
+    const pending = RoomSession.join(lobby, 'ABC2345', '', { createPeerConnection: create, closeOnPageHide: false }).then((s) => {
+      resolved = true;
+      return s;
+    });
+    await flush();
+    server.send('roomJoined', joinId, joined('p2', ['p1', 'p2']));
+    await flush();
+    expect(resolved).toBe(false); // the offer is not set yet: the page must not start drawing the room
+    expect(signals).toHaveLength(0);
+    release();
+    const session = await pending;
+    expect(signals.map((f) => (f.b as { kind: string }).kind)).toEqual(['offer']);
+    session.close();
+  });
+
   it('closes the early connection when the join fails', async () => {
     const { server, peers, pending, joinId } = await joining();
     server.send('error', joinId(), { code: 'room_not_found', msg: 'no such room' });

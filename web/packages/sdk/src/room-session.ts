@@ -195,10 +195,20 @@ export class RoomSession {
 
   /** Joins a room by code and connects to its host. */
   static async join(lobby: LobbyClient, code: string, password?: string, options?: RoomSessionOptions): Promise<RoomSession> {
-    const early = RoomSession.offerEarly(lobby, options);
+    // The join goes out first: making the peer connection takes the main
+    // thread a few ms (more for a page's first), better spent while the
+    // join is on the way than before it leaves.
+    const reply = lobby.joinRoom(code, password);
+    let early: EarlyOffer | null = null;
+    try {
+      early = RoomSession.offerEarly(lobby, options);
+    } catch {
+      // The join is out; the link to the host is made after its reply, as
+      // without credentials, and reports its own failure there.
+    }
     let joined: RoomJoined;
     try {
-      joined = await lobby.joinRoom(code, password);
+      joined = await reply;
     } catch (err) {
       early?.link.close();
       throw err;
@@ -206,6 +216,12 @@ export class RoomSession {
     const session = new RoomSession(lobby, joined, options);
     // Before connectToHost's microtask runs: the first link to the host takes it.
     session.early = early;
+    // Resolve once the offer is on its way to the host (at once if it
+    // already is): a page that draws the room when this resolves then
+    // draws it while the host answers, instead of holding the tab's main
+    // thread, which the offer's last steps need, before the offer leaves.
+    if (early) await early.link.whenDescribed();
+    if (session.closed) throw new LobbyError(ClientErrorCode.Closed, `join ${code}: the room session ended as it began (${session.closedReason})`);
     return session;
   }
 
