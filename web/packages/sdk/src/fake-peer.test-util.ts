@@ -47,10 +47,6 @@ export class FakePeerConnection {
   private restartNext = false;
   private offers = 0;
   readonly configurations: RTCConfiguration[] = [];
-  /** Every description setLocalDescription was given, in order. */
-  readonly localTypes: RTCSdpType[] = [];
-  /** When set, setLocalDescription refuses a provisional answer (a browser without them). */
-  refusePrAnswer = false;
   /** When set, setLocalDescription completes only once it resolves (a browser busy elsewhere). */
   localGate: Promise<void> | null = null;
   iceGatheringState: RTCIceGatheringState = 'new';
@@ -95,11 +91,9 @@ export class FakePeerConnection {
   }
 
   setLocalDescription(d: RTCSessionDescriptionInit): Promise<void> {
-    if (d.type === 'pranswer' && this.refusePrAnswer) return Promise.reject(new DOMException('no pranswer', 'InvalidStateError'));
-    this.localTypes.push(d.type);
     const set = (): void => {
       this.localDescription = d;
-      this.signalingState = d.type === 'offer' ? 'have-local-offer' : d.type === 'pranswer' ? 'have-local-pranswer' : 'stable';
+      this.signalingState = d.type === 'offer' ? 'have-local-offer' : 'stable';
     };
     if (this.localGate) return this.localGate.then(set);
     set();

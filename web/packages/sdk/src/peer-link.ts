@@ -74,8 +74,6 @@ export class PeerLink {
   private readonly channels: Record<ChannelName, RTCDataChannel>;
   private readonly events = new Emitter<PeerLinkEvents>();
   private readonly offerer: boolean;
-  /** Made ahead with a candidate pool (peerId ''): see setAnswer. */
-  private readonly pooled: boolean;
   private readonly signal: (s: OutgoingSignal) => Promise<void>;
   private readonly maxBufferedGame: number;
   private chain: Promise<void> = Promise.resolve();
@@ -96,7 +94,6 @@ export class PeerLink {
   constructor(options: PeerLinkOptions) {
     this.peer = options.peerId;
     this.offerer = options.offerer;
-    this.pooled = options.peerId === '';
     this.signal = options.signal;
     this.maxBufferedGame = options.maxBufferedGame ?? DEFAULT_MAX_BUFFERED_GAME;
     const create = options.createPeerConnection ?? ((c: RTCConfiguration) => new RTCPeerConnection(c));
@@ -319,7 +316,7 @@ export class PeerLink {
         await this.pc.setRemoteDescription({ type: 'offer', sdp: s.sdp });
         // Candidates of a renegotiation wait for its answer, as the first ones did.
         this.described = false;
-        await this.setAnswer(await this.pc.createAnswer(), again);
+        await this.pc.setLocalDescription(await this.pc.createAnswer());
         this.sendDescription('answer');
         if (again) this.restarts++;
         return;
@@ -343,23 +340,6 @@ export class PeerLink {
         );
         return;
     }
-  }
-
-  /**
-   * Sets our answer. libwebrtc (Chromium, Safari) discards the candidate
-   * pool when an answer is set and only then starts gathering, so an
-   * answerer made ahead would gather from scratch (≈ 50 ms of allocation
-   * steps, then TURN's round trips) and its relay candidate would come
-   * after the answer. A provisional answer first takes the pooled
-   * session, relay candidate included; the final answer, the same SDP,
-   * then keeps it (the pool is empty by then). Only the answer is sent.
-   */
-  private async setAnswer(answer: RTCSessionDescriptionInit, renegotiation: boolean): Promise<void> {
-    if (this.pooled && !renegotiation && answer.sdp !== undefined) {
-      // A browser that refuses a provisional answer loses only the head start.
-      await this.pc.setLocalDescription({ type: 'pranswer', sdp: answer.sdp }).catch(() => undefined);
-    }
-    await this.pc.setLocalDescription(answer);
   }
 
   private async offer(): Promise<void> {
