@@ -21,8 +21,21 @@ const runs = Number(process.env['BENCH_RUNS'] ?? '10');
 
 declare global {
   interface Window {
-    __bench?: { firstPacket: number | null; offer: number | null; answer: number | null; relay: number | null };
+    __bench?: {
+      firstPacket: number | null;
+      offer: number | null;
+      answer: number | null;
+      relay: number | null;
+      remoteRelay: number | null;
+    };
+    __benchHost?: { answered: HostAnswer[] };
   }
+}
+
+/** One answer of the host page: when it was set, and when its peer connection's first relay candidate came. */
+interface HostAnswer {
+  answer: number | null;
+  relay: number | null;
 }
 
 /**
@@ -31,7 +44,7 @@ declare global {
  * relay candidate gathered.
  */
 function recordFirstPacket(): void {
-  const b = { firstPacket: null, offer: null, answer: null, relay: null } as NonNullable<Window['__bench']>;
+  const b = { firstPacket: null, offer: null, answer: null, relay: null, remoteRelay: null } as NonNullable<Window['__bench']>;
   window.__bench = b;
   const setLocal = RTCPeerConnection.prototype.setLocalDescription as (this: RTCPeerConnection, d?: RTCLocalSessionDescriptionInit) => Promise<void>;
   RTCPeerConnection.prototype.setLocalDescription = function (this: RTCPeerConnection, d?: RTCLocalSessionDescriptionInit) {
@@ -48,6 +61,12 @@ function recordFirstPacket(): void {
       if (b.answer === null && d.type === 'answer') b.answer = performance.now();
     });
   };
+  const addCandidate = RTCPeerConnection.prototype.addIceCandidate as (this: RTCPeerConnection, c?: RTCIceCandidateInit | null) => Promise<void>;
+  RTCPeerConnection.prototype.addIceCandidate = function (this: RTCPeerConnection, c?: RTCIceCandidateInit | null) {
+    // The host's first relay candidate, as the joining page hands it to ICE.
+    if (b.remoteRelay === null && c?.candidate?.includes(' typ relay')) b.remoteRelay = performance.now();
+    return addCandidate.call(this, c);
+  };
   const create = RTCPeerConnection.prototype.createDataChannel;
   RTCPeerConnection.prototype.createDataChannel = function (this: RTCPeerConnection, label, init) {
     const ch = create.call(this, label, init);
@@ -57,6 +76,35 @@ function recordFirstPacket(): void {
       });
     }
     return ch;
+  };
+}
+
+/**
+ * The host page: for each peer connection that answers, when its answer was
+ * set and when its first relay candidate was gathered (the joiner's ICE
+ * checks wait for it). A candidate before the answer is set (a description
+ * set ahead of the answer) counts as ready at once.
+ */
+function recordHostAnswers(): void {
+  const h: NonNullable<Window['__benchHost']> = { answered: [] };
+  window.__benchHost = h;
+  const seen = new WeakMap<RTCPeerConnection, HostAnswer>();
+  const setLocal = RTCPeerConnection.prototype.setLocalDescription as (this: RTCPeerConnection, d?: RTCLocalSessionDescriptionInit) => Promise<void>;
+  RTCPeerConnection.prototype.setLocalDescription = function (this: RTCPeerConnection, d?: RTCLocalSessionDescriptionInit) {
+    let entry = seen.get(this);
+    if (entry === undefined && this.remoteDescription?.type === 'offer') {
+      const e: HostAnswer = { answer: null, relay: null };
+      entry = e;
+      seen.set(this, e);
+      h.answered.push(e);
+      this.addEventListener('icecandidate', (ev) => {
+        if (ev.candidate?.type === 'relay' && e.relay === null) e.relay = performance.now();
+      });
+    }
+    const found = entry;
+    return setLocal.call(this, d).then(() => {
+      if (found && found.answer === null && this.localDescription?.type === 'answer') found.answer = performance.now();
+    });
   };
 }
 
@@ -79,6 +127,7 @@ function median(xs: number[]): number {
 
 it('share link to first game packet', async () => {
   const hostContext = await browser.newContext();
+  await hostContext.addInitScript(recordHostAnswers);
   const host = await hostContext.newPage();
   await host.goto(`${base}/`);
   await waitForState(host, () => window.hostrelay.phase === 'lobby', null);
@@ -115,7 +164,10 @@ it('share link to first game packet', async () => {
   const offer: number[] = [];
   const relay: number[] = [];
   const answer: number[] = [];
+  const remoteRelay: number[] = [];
+  const hostRelayAfterAnswer: number[] = [];
   for (let i = 0; i < runs; i++) {
+    const hostAnswersBefore = await host.evaluate(() => window.__benchHost?.answered.length ?? 0);
     const context = await browser.newContext();
     await context.addInitScript(() => localStorage.setItem('hostrelay.name', 'Runner'));
     await context.addInitScript(recordFirstPacket);
@@ -138,13 +190,16 @@ it('share link to first game packet', async () => {
       offer: window.__bench?.offer ?? NaN,
       answer: window.__bench?.answer ?? NaN,
       relay: window.__bench?.relay ?? NaN,
+      remoteRelay: window.__bench?.remoteRelay ?? NaN,
     }));
+    const hostAnswer = await host.evaluate((n) => window.__benchHost?.answered[n] ?? null, hostAnswersBefore);
+    const hostRelay = hostAnswer?.answer != null && hostAnswer.relay != null ? hostAnswer.relay - hostAnswer.answer : NaN;
     const marks = await marksOf(page);
     const nav = await page.evaluate(() => {
       const n = performance.getEntriesByType('navigation')[0] as PerformanceNavigationTiming | undefined;
       return { response: n?.responseEnd ?? NaN, dom: n?.domContentLoadedEventEnd ?? NaN, load: n?.loadEventEnd ?? NaN };
     });
-    if (process.env['BENCH_VERBOSE']) console.log(JSON.stringify({ first, marks, nav, rtc }));
+    if (process.env['BENCH_VERBOSE']) console.log(JSON.stringify({ first, marks, nav, rtc, hostRelay }));
     expect((await stateOf(page)).role).toBe('client');
     total.push(first);
     channel.push(marks.channelOpen ?? NaN);
@@ -156,6 +211,8 @@ it('share link to first game packet', async () => {
     offer.push(rtc.offer);
     relay.push(rtc.relay);
     answer.push(rtc.answer);
+    remoteRelay.push(rtc.remoteRelay);
+    hostRelayAfterAnswer.push(hostRelay);
     await context.close();
     // Let the host see the player leave before the next one comes.
     await waitForState(host, () => window.hostrelay.openPeers.length === 0, null);
@@ -173,6 +230,8 @@ it('share link to first game packet', async () => {
     medianOfferMs: median(offer),
     medianRelayCandidateMs: median(relay),
     medianAnswerMs: median(answer),
+    medianRemoteRelayCandidateMs: median(remoteRelay),
+    medianHostRelayAfterAnswerMs: median(hostRelayAfterAnswer),
   };
   writeFileSync(out, JSON.stringify(result));
   console.log(`share link → first game packet: median ${result.medianMs.toFixed(0)} ms over ${runs} runs`);

@@ -64,6 +64,11 @@ type BrowserResult struct {
 	AnswerMs    float64   `json:"medianAnswerMs"`
 	ScriptMs    float64   `json:"medianScriptStartMs"`
 	DOMLoadedMs float64   `json:"medianDomContentLoadedMs"`
+	// RemoteRelayMs is when the joining page added the host's first relay candidate.
+	RemoteRelayMs float64 `json:"medianRemoteRelayCandidateMs"`
+	// HostRelayAfterAnswerMs is, on the host page's clock, its first relay
+	// candidate's time less its answer's: ≤ 0 when gathered ahead.
+	HostRelayAfterAnswerMs float64 `json:"medianHostRelayAfterAnswerMs"`
 	// Unpinned is the same measurement with Chromium free to use both cores.
 	Unpinned *BrowserResult `json:"unpinned,omitempty"`
 }
@@ -281,8 +286,10 @@ func (r *Results) Table(w io.Writer) {
 		row(fmt.Sprintf("browser (Chromium on the load core): share link opened → first game packet, median of %d", len(b.Runs)),
 			fmt.Sprintf("%.0f ms", b.MedianMs), "", "", "", "", "≤ 400 ms: "+verdict(b.MedianMs <= 400))
 		row("browser: where the time goes (medians, ms from navigation start)",
-			fmt.Sprintf("script runs %.0f, DOM loaded %.0f, lobby welcome %.0f, join sent %.0f, offer set %.0f, first relay candidate %.0f, join reply %.0f, answer applied %.0f, channel open %.0f, first packet %.0f",
-				b.ScriptMs, b.DOMLoadedMs, b.WelcomeMs, b.JoinMs, b.OfferMs, b.RelayMs, b.JoinedMs, b.AnswerMs, b.ChannelMs, b.MedianMs), "", "", "", "", "")
+			fmt.Sprintf("script runs %.0f, DOM loaded %.0f, lobby welcome %.0f, join sent %.0f, offer set %.0f, first relay candidate %.0f, join reply %.0f, answer applied %.0f, host's relay candidate added %.0f, channel open %.0f, first packet %.0f",
+				b.ScriptMs, b.DOMLoadedMs, b.WelcomeMs, b.JoinMs, b.OfferMs, b.RelayMs, b.JoinedMs, b.AnswerMs, b.RemoteRelayMs, b.ChannelMs, b.MedianMs), "", "", "", "", "")
+		row("browser: the host's first relay candidate after its answer is set (median, ms; ≤ 0: gathered ahead)",
+			fmt.Sprintf("%.0f", b.HostRelayAfterAnswerMs), "", "", "", "", "")
 		if u := b.Unpinned; u != nil && len(u.Runs) > 0 {
 			row("browser with Chromium on both cores (server still pinned): link → first packet; channel open",
 				fmt.Sprintf("%.0f ms; %.0f ms", u.MedianMs, u.ChannelMs), "", "", "", "", "")
