@@ -21,6 +21,13 @@ const VIEWPORTS = [
 async function screen(page: Page, name: string, action: string): Promise<void> {
   const { width } = page.viewportSize() ?? { width: 0 };
   expect(await page.evaluate(() => document.documentElement.scrollWidth), `${name} scrolls sideways`).toBeLessThanOrEqual(width);
+  // An image shown before it has a picture is a broken-image icon and its alt text.
+  const broken = await page.evaluate(() =>
+    [...document.images]
+      .filter((img) => img.checkVisibility({ visibilityProperty: true }) && !(img.complete && img.naturalWidth > 0))
+      .map((img) => img.id || img.alt),
+  );
+  expect(broken, `${name} shows an image that has no picture`).toEqual([]);
   const box = await page.locator(action).boundingBox();
   expect(box, `${name}: ${action} is not laid out`).not.toBeNull();
   expect(box!.x >= 0 && box!.x + box!.width <= width, `${name}: ${action} is cut off`).toBe(true);
