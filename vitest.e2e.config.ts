@@ -9,5 +9,13 @@ export default defineConfig({
     testTimeout: 120_000,
     hookTimeout: 60_000,
     fileParallelism: false,
+    // One more try for a test that failed: two host-migration tests
+    // (lobby-join, reliability) have each failed about once in ten full runs
+    // on a 2-core machine, the new host's link never opening, and pass
+    // alone. The failed try still prints every page's state, its console
+    // (each peer connection's steps, traced in the e2e build) and the
+    // server's log, so a flake stays visible in the output while it is
+    // tracked down; a real failure fails both tries.
+    retry: 1,
   },
 });

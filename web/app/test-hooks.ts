@@ -60,7 +60,33 @@ interface Live {
  * Publishes window.hostrelayTest. Until a room session is attached the
  * packet hooks do nothing, and until the link is set the connection hooks.
  */
+/**
+ * Logs every peer connection's state changes to the console, numbered and
+ * timed (ms since navigation start): the harness prints a page's console
+ * when a test fails, so a link that never opens says where it stopped
+ * (offer or answer never set, no relay candidate, ICE or DTLS stuck).
+ */
+function tracePeerConnections(): void {
+  const Native = window.RTCPeerConnection;
+  let next = 0;
+  class Traced extends Native {
+    constructor(config?: RTCConfiguration) {
+      super(config);
+      const id = ++next;
+      const log = (what: string): void => console.debug(`[pc ${id}] ${performance.now().toFixed(0)} ms: ${what}`);
+      log(`made (${config?.iceServers?.length ?? 0} ICE servers)`);
+      this.addEventListener('signalingstatechange', () => log(`signaling ${this.signalingState}`));
+      this.addEventListener('icegatheringstatechange', () => log(`gathering ${this.iceGatheringState}`));
+      this.addEventListener('iceconnectionstatechange', () => log(`ice ${this.iceConnectionState}`));
+      this.addEventListener('connectionstatechange', () => log(`connection ${this.connectionState}`));
+      this.addEventListener('icecandidate', (e) => log(e.candidate ? `candidate ${e.candidate.type ?? '?'}` : 'candidates done'));
+    }
+  }
+  window.RTCPeerConnection = Traced;
+}
+
 export function installTestHooks(): TestHooks {
+  tracePeerConnections();
   const cuttable = new CuttableTransport();
   let link: LobbyLink | null = null;
   let live: Live | null = null;
