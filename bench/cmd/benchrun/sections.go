@@ -605,59 +605,61 @@ type capacityLoad struct {
 }
 
 func (d *driver) capacityGenerator(ctx context.Context, t *turnTarget, roomSize, clients int) (*capacityLoad, error) {
-	var closers []func()
-	closeAll := func() {
-		for _, c := range slices.Backward(closers) {
-			c()
-		}
-	}
 	switch d.capacityGen {
 	case "mux":
 		m, err := loadgen.NewMux(loadgen.MuxConfig{Clients: clients})
 		if err != nil {
 			return nil, err
 		}
-		closers = append(closers, func() { _ = m.Close() })
-		var all []loadgen.MuxGamePair
 
-		return &capacityLoad{
-			add: func(n int, creds func(room, member int) loadgen.Creds) error {
-				gp, closeGP, err := loadgen.MuxGamePairs(ctx, m, t.addr, n, roomSize, creds)
-				if err != nil {
-					return err
-				}
-				closers = append(closers, closeGP)
-				all = append(all, gp...)
-
-				return nil
+		return pairLoad(func() { _ = m.Close() },
+			func(n int, creds func(room, member int) loadgen.Creds) ([]loadgen.MuxGamePair, func(), error) {
+				return loadgen.MuxGamePairs(ctx, m, t.addr, n, roomSize, creds)
 			},
-			measure: func(dur time.Duration) (loadgen.Step, error) {
+			func(all []loadgen.MuxGamePair, dur time.Duration) (loadgen.Step, error) {
 				return loadgen.MeasureGameMux(ctx, m, all, 100, 30, 20, dur, t.pid)
-			},
-			close: closeAll,
-		}, nil
+			}), nil
 	case "sockets":
-		var all []loadgen.GamePair
-
-		return &capacityLoad{
-			add: func(n int, creds func(room, member int) loadgen.Creds) error {
-				gp, closeGP, err := loadgen.GamePairs(ctx, t.addr, n, roomSize, creds)
-				if err != nil {
-					return err
-				}
-				closers = append(closers, closeGP)
-				all = append(all, gp...)
-
-				return nil
+		return pairLoad(func() {},
+			func(n int, creds func(room, member int) loadgen.Creds) ([]loadgen.GamePair, func(), error) {
+				return loadgen.GamePairs(ctx, t.addr, n, roomSize, creds)
 			},
-			measure: func(dur time.Duration) (loadgen.Step, error) {
+			func(all []loadgen.GamePair, dur time.Duration) (loadgen.Step, error) {
 				return loadgen.MeasureGame(ctx, all, 100, 30, 20, dur, t.pid)
-			},
-			close: closeAll,
-		}, nil
+			}), nil
 	}
 
 	return nil, fmt.Errorf("unknown capacity generator %q (mux or sockets)", d.capacityGen)
+}
+
+// pairLoad is a capacityLoad on one generator's pairs: add opens more,
+// measure runs all of them, close closes them, newest first, then the
+// generator (closeGenerator).
+func pairLoad[P any](closeGenerator func(),
+	open func(n int, creds func(room, member int) loadgen.Creds) ([]P, func(), error),
+	run func(all []P, d time.Duration) (loadgen.Step, error),
+) *capacityLoad {
+	var all []P
+	closers := []func(){closeGenerator}
+
+	return &capacityLoad{
+		add: func(n int, creds func(room, member int) loadgen.Creds) error {
+			ps, closePairs, err := open(n, creds)
+			if err != nil {
+				return err
+			}
+			closers = append(closers, closePairs)
+			all = append(all, ps...)
+
+			return nil
+		},
+		measure: func(d time.Duration) (loadgen.Step, error) { return run(all, d) },
+		close: func() {
+			for _, c := range slices.Backward(closers) {
+				c()
+			}
+		},
+	}
 }
 
 func loadavg() string {

@@ -67,11 +67,8 @@ func (m *Mux) Allocate(server *net.UDPAddr, creds Creds) (*MuxTURN, error) {
 // ConnectMux binds a channel from a to b's relay and from b to a's, then
 // probes both ways until ChannelData frames pass (Connect for mux clients).
 func ConnectMux(ctx context.Context, a, b *MuxTURN) error {
-	if _, err := a.Relay.WriteTo([]byte("bind"), b.RelayAddr()); err != nil {
-		return fmt.Errorf("loadgen: permission a->b: %w", err)
-	}
-	if _, err := b.Relay.WriteTo([]byte("bind"), a.RelayAddr()); err != nil {
-		return fmt.Errorf("loadgen: permission b->a: %w", err)
+	if err := permitEachOther(a.Relay, b.Relay); err != nil {
+		return err
 	}
 
 	return probeUntil(ctx, a.MuxClient, b.MuxClient)
@@ -89,58 +86,26 @@ type MuxGamePair struct {
 func MuxGamePairs(ctx context.Context, m *Mux, server *net.UDPAddr, players, roomSize int,
 	credsFor func(room, member int) Creds,
 ) ([]MuxGamePair, func(), error) {
-	pairs := make([]MuxGamePair, players)
-	closers := make([]func() error, players)
-	errs := make(chan error, players)
-	sem := make(chan struct{}, 32)
-	for k := range players {
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem }()
-			room, member := k/(roomSize-1), k%(roomSize-1)+1
-			c, err := m.Allocate(server, credsFor(room, member))
-			if err != nil {
-				errs <- err
-
-				return
-			}
-			h, err := m.Allocate(server, credsFor(room, 0))
-			if err != nil {
-				_ = c.Close()
-				errs <- err
-
-				return
-			}
-			if err := ConnectMux(ctx, c, h); err != nil {
-				_ = c.Close()
-				_ = h.Close()
-				errs <- err
-
-				return
-			}
-			pairs[k] = MuxGamePair{Client: c.MuxClient, Host: h.MuxClient}
-			closers[k] = func() error { return errors.Join(c.Close(), h.Close()) }
-			errs <- nil
-		}()
-	}
-	var err error
-	for range players {
-		err = errors.Join(err, <-errs)
-	}
-	closeAll := func() {
-		for _, c := range closers {
-			if c != nil {
-				_ = c()
-			}
+	return linkPlayers(players, roomSize, 32, credsFor, func(cc, hc Creds) (MuxGamePair, func() error, error) {
+		c, err := m.Allocate(server, cc)
+		if err != nil {
+			return MuxGamePair{}, nil, err
 		}
-	}
-	if err != nil {
-		closeAll()
+		h, err := m.Allocate(server, hc)
+		if err != nil {
+			_ = c.Close()
 
-		return nil, nil, err
-	}
+			return MuxGamePair{}, nil, err
+		}
+		if err := ConnectMux(ctx, c, h); err != nil {
+			_ = c.Close()
+			_ = h.Close()
 
-	return pairs, closeAll, nil
+			return MuxGamePair{}, nil, err
+		}
+
+		return MuxGamePair{Client: c.MuxClient, Host: h.MuxClient}, func() error { return errors.Join(c.Close(), h.Close()) }, nil
+	})
 }
 
 // MeasureGameMux runs inputs at inHz and snapshots at outHz for every pair

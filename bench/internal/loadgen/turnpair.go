@@ -84,16 +84,25 @@ func Allocate(server *net.UDPAddr, creds Creds) (*TURNEndpoint, error) {
 // Connect binds a channel from a to b's relay and from b to a's, then probes
 // both ways until ChannelData frames pass.
 func Connect(ctx context.Context, a, b *TURNEndpoint) error {
-	// pion's WriteTo creates the permission synchronously and binds the
-	// channel (0x4000, its first) in the background.
-	if _, err := a.Relay.WriteTo([]byte("bind"), b.RelayAddr()); err != nil {
-		return fmt.Errorf("loadgen: permission a->b: %w", err)
-	}
-	if _, err := b.Relay.WriteTo([]byte("bind"), a.RelayAddr()); err != nil {
-		return fmt.Errorf("loadgen: permission b->a: %w", err)
+	if err := permitEachOther(a.Relay, b.Relay); err != nil {
+		return err
 	}
 
 	return probeUntil(ctx, a.Endpoint, b.Endpoint)
+}
+
+// permitEachOther sends from each allocation to the other's relay address:
+// pion's WriteTo creates the permission synchronously and binds the channel
+// (0x4000, its first) in the background.
+func permitEachOther(a, b net.PacketConn) error {
+	if _, err := a.WriteTo([]byte("bind"), b.LocalAddr()); err != nil {
+		return fmt.Errorf("loadgen: permission a->b: %w", err)
+	}
+	if _, err := b.WriteTo([]byte("bind"), a.LocalAddr()); err != nil {
+		return fmt.Errorf("loadgen: permission b->a: %w", err)
+	}
+
+	return nil
 }
 
 // prober is a client that can send probe frames and count those it gets:
@@ -273,51 +282,68 @@ func RESTCreds(secret, user string, ttl time.Duration) Creds {
 func GamePairs(ctx context.Context, server *net.UDPAddr, players, roomSize int,
 	credsFor func(room, member int) Creds,
 ) ([]GamePair, func(), error) {
-	pairs := make([]Pair, players)
+	return linkPlayers(players, roomSize, 16, credsFor, func(cc, hc Creds) (GamePair, func() error, error) {
+		c, err := Allocate(server, cc)
+		if err != nil {
+			return GamePair{}, nil, err
+		}
+		h, err := Allocate(server, hc)
+		if err != nil {
+			_ = c.Close()
+
+			return GamePair{}, nil, err
+		}
+		if err := Connect(ctx, c, h); err != nil {
+			_ = c.Close()
+			_ = h.Close()
+
+			return GamePair{}, nil, err
+		}
+
+		return GamePair{Client: c.Endpoint, Host: h.Endpoint}, func() error { return errors.Join(c.Close(), h.Close()) }, nil
+	})
+}
+
+// linkPlayers makes one client-host link per player, par at a time, players
+// filling rooms of roomSize (a host and roomSize-1 players): link gets
+// player k's credentials (credsFor(room, k)) and its room's host's
+// (credsFor(room, 0)), and returns the link and how to close it. If any
+// link fails, every one made is closed and the errors are returned.
+func linkPlayers[P any](players, roomSize, par int, credsFor func(room, member int) Creds,
+	link func(client, host Creds) (P, func() error, error),
+) ([]P, func(), error) {
+	pairs := make([]P, players)
+	closers := make([]func() error, players)
 	errs := make(chan error, players)
-	sem := make(chan struct{}, 16)
+	sem := make(chan struct{}, par)
 	for k := range players {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem }()
 			room, member := k/(roomSize-1), k%(roomSize-1)+1
-			c, err := Allocate(server, credsFor(room, member))
-			if err != nil {
-				errs <- err
-
-				return
+			p, closer, err := link(credsFor(room, member), credsFor(room, 0))
+			if err == nil {
+				pairs[k], closers[k] = p, closer
 			}
-			h, err := Allocate(server, credsFor(room, 0))
-			if err != nil {
-				_ = c.Close()
-				errs <- err
-
-				return
-			}
-			if err := Connect(ctx, c, h); err != nil {
-				_ = c.Close()
-				_ = h.Close()
-				errs <- err
-
-				return
-			}
-			pairs[k] = Pair{A: c.Endpoint, B: h.Endpoint, closer: func() error { return errors.Join(c.Close(), h.Close()) }}
-			errs <- nil
+			errs <- err
 		}()
 	}
 	var err error
 	for range players {
 		err = errors.Join(err, <-errs)
 	}
+	closeAll := func() {
+		for _, c := range closers {
+			if c != nil {
+				_ = c()
+			}
+		}
+	}
 	if err != nil {
-		ClosePairs(pairs)
+		closeAll()
 
 		return nil, nil, err
 	}
-	gp := make([]GamePair, players)
-	for i, p := range pairs {
-		gp[i] = GamePair{Client: p.A, Host: p.B}
-	}
 
-	return gp, func() { ClosePairs(pairs) }, nil
+	return pairs, closeAll, nil
 }
