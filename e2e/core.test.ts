@@ -125,6 +125,29 @@ describe('share link to relay data channel', () => {
     );
     expect(rtt).toBeGreaterThan(0);
 
+    // Nothing moves, so neither tab redraws its canvas (pointers still go
+    // 30 times a second and come back unchanged); a move redraws both.
+    const countDraws = (): void => {
+      const w = window as Window & { __draws?: number };
+      w.__draws = 0;
+      const clear = CanvasRenderingContext2D.prototype.clearRect;
+      CanvasRenderingContext2D.prototype.clearRect = function (this: CanvasRenderingContext2D, ...args: Parameters<typeof clear>) {
+        w.__draws = (w.__draws ?? 0) + 1;
+        clear.apply(this, args);
+      };
+    };
+    const draws = (page: Page): Promise<number> => page.evaluate(() => (window as Window & { __draws?: number }).__draws ?? -1);
+    await host.evaluate(countDraws);
+    await client.evaluate(countDraws);
+    const before = await stateOf(client);
+    await client.waitForTimeout(500);
+    expect((await stateOf(client)).packetsReceived, 'echoes kept coming while still').toBeGreaterThan(before.packetsReceived);
+    expect(await draws(host), 'host redrew a still canvas').toBe(0);
+    expect(await draws(client), 'client redrew a still canvas').toBe(0);
+    if (canvas) await client.mouse.move(canvas.x + canvas.width / 2, canvas.y + canvas.height / 3, { steps: 3 });
+    await waitForState(host, () => ((window as Window & { __draws?: number }).__draws ?? 0) > 0, null);
+    await waitForState(client, () => ((window as Window & { __draws?: number }).__draws ?? 0) > 0, null);
+
     // Tab B goes away; the host sees it leave.
     await client.close();
     await waitForState(host, () => window.hostrelay.players.length === 1 && window.hostrelay.openPeers.length === 0, null);
