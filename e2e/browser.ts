@@ -4,7 +4,8 @@ import { chromium, type Browser } from 'playwright-core';
 export const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/lib/chromium/chromium';
 
 /**
- * Playwright's own --disable-features list plus WebRtcHideLocalIpsWithMdns.
+ * Playwright's own --disable-features list plus WebRtcHideLocalIpsWithMdns
+ * and WebUIOmniboxAimPopup.
  * Chromium honours only the last --disable-features flag, so ours must
  * repeat Playwright's list.
  */
@@ -24,6 +25,10 @@ const DISABLED_FEATURES = [
   'AimEnabled',
   'PreconnectToSearch',
   'WebRtcHideLocalIpsWithMdns',
+  // Each new browser context built the omnibox's AI-mode popup, a WebUI
+  // page in a renderer of its own: ≈ 400 ms of CPU a context, on the core
+  // the test's pages need. Headless Chromium never shows it.
+  'WebUIOmniboxAimPopup',
 ];
 
 /** Flags that keep every packet on loopback: no DNS, mDNS, QUIC or background fetches. */

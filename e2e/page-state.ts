@@ -18,20 +18,48 @@ export async function waitForState<A extends number | string | null>(
   arg: A,
   timeoutMs = 30_000,
 ): Promise<void> {
+  const watch = ++watches;
   const done = page
     .waitForFunction(predicate as (a: unknown) => boolean, arg as unknown, { timeout: timeoutMs })
     .then(() => undefined);
+  // An error needs no frame-exact notice: every 100 ms, not every frame,
+  // and it stops once the wait is over (see below).
   const failed = page
-    .waitForFunction(() => window.hostrelay?.error ?? false, undefined, { timeout: timeoutMs })
+    .waitForFunction(
+      (w: number) => {
+        const over = (window as WatchedWindow).__waitsOver;
+        if (over?.has(w)) return { over: true as const };
+        const error = window.hostrelay?.error;
+        return error ? { error } : false;
+      },
+      watch,
+      { timeout: timeoutMs, polling: 100 },
+    )
     .then(async (handle) => {
-      const err = (await handle.jsonValue()) as HostrelayState['error'];
-      throw new Error(`page reported ${err?.code}: ${err?.message}`);
+      const v = (await handle.jsonValue()) as { over: true } | { error: NonNullable<HostrelayState['error']> };
+      if ('error' in v) throw new Error(`page reported ${v.error.code}: ${v.error.message}`);
     });
-  // The loser keeps polling until the page closes or it times out; nobody listens.
   done.catch(() => undefined);
   failed.catch(() => undefined);
-  await Promise.race([done, failed]);
+  try {
+    await Promise.race([done, failed]);
+  } finally {
+    // The error watch would otherwise poll on until its timeout: a test's
+    // many waits left dozens of them running in each page, CPU the
+    // pages under test were short of on a two-core machine.
+    await page
+      .evaluate((w) => {
+        const win = window as WatchedWindow;
+        (win.__waitsOver ??= new Set()).add(w);
+      }, watch)
+      .catch(() => undefined);
+  }
 }
+
+/** Numbers each waitForState, so that its error watch can be told the wait is over. */
+let watches = 0;
+
+type WatchedWindow = Window & { __waitsOver?: Set<number> };
 
 export function stateOf(page: Page): Promise<HostrelayState> {
   return page.evaluate(() => window.hostrelay);
