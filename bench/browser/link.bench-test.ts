@@ -13,11 +13,17 @@ import { marksOf, stateOf, waitForState } from '../../e2e/page-state';
 //
 // Env: BENCH_URL (a running hostrelay), BENCH_OUT (JSON results), BENCH_RUNS,
 // BENCH_PROFILE (a directory: each run's CPU profile of the joining page,
-// from navigation to the first packet, as run-N.cpuprofile for DevTools).
+// from navigation to the first packet, as run-N.cpuprofile for DevTools),
+// BENCH_TRACE (a file: a Chrome trace of the middle run, every process of
+// the browser, for chrome://tracing or ui.perfetto.dev).
 
 const base = process.env['BENCH_URL'] ?? '';
 const out = process.env['BENCH_OUT'] ?? '';
 const runs = Number(process.env['BENCH_RUNS'] ?? '10');
+const traceFile = process.env['BENCH_TRACE'] ?? '';
+/** How long a new context and tab are left before the link is opened. */
+const SETTLE_MS = 1000;
+const TRACE_CATEGORIES = ['toplevel', 'devtools.timeline', 'disabled-by-default-devtools.timeline', 'v8', 'v8.execute', 'blink', 'blink.user_timing', 'loading', 'webrtc'];
 
 /** What the joining page logs when its first game packet arrives. */
 const FIRST_PACKET = 'bench:first-packet';
@@ -178,6 +184,11 @@ it('share link to first game packet', async () => {
     await context.addInitScript(() => localStorage.setItem('hostrelay.name', 'Runner'));
     await context.addInitScript(recordFirstPacket);
     const page: Page = await context.newPage();
+    // The player's browser is open and idle when the link is clicked: the
+    // new context's own start-up (its services, its first renderer) is left
+    // to finish before the clock starts, as a browser that was already
+    // running has done it long before.
+    await new Promise((r) => setTimeout(r, SETTLE_MS));
     const profileDir = process.env['BENCH_PROFILE'];
     const cdp = profileDir ? await context.newCDPSession(page) : null;
     if (cdp) {
@@ -189,8 +200,11 @@ it('share link to first game packet', async () => {
     // Playwright's script in the joining page and run it every frame,
     // on the core the join is waiting for.
     const firstSeen = page.waitForEvent('console', { predicate: (m) => m.text() === FIRST_PACKET, timeout: 30_000 });
+    const tracing = traceFile !== '' && i === Math.floor(runs / 2);
+    if (tracing) await browser.startTracing(page, { categories: TRACE_CATEGORIES });
     await page.goto(link);
     await firstSeen;
+    if (tracing) writeFileSync(traceFile, await browser.stopTracing());
     if (cdp && profileDir) {
       const { profile } = await cdp.send('Profiler.stop');
       writeFileSync(`${profileDir}/run-${i}.cpuprofile`, JSON.stringify(profile));
