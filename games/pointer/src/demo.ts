@@ -65,7 +65,8 @@ export class PointerDemo {
       session.on('peerOpen', () => {
         if (this.session.role === 'client') this.sendPointer();
       }),
-      // Labels are names.
+      // Labels are names, which can come after a player's first pointer.
+      session.on('playerJoined', () => this.invalidate()),
       session.on('playerUpdated', () => this.invalidate()),
     );
     // A finger's drag is the game's, not the page's: no scrolling or zooming while it steers.
