@@ -416,7 +416,7 @@ func metricsCost(ours, metrics, again loadgen.Saturation) string {
 func commonRate(runs ...loadgen.Saturation) ([]loadgen.Step, bool) {
 	var best []loadgen.Step
 	for _, cand := range runs[0].Steps {
-		if !carried(cand) || (best != nil && cand.Offered <= best[0].Offered) {
+		if !loadgen.Carried(cand) || (best != nil && cand.Offered <= best[0].Offered) {
 			continue
 		}
 		found := []loadgen.Step{cand}
@@ -439,7 +439,7 @@ func commonRate(runs ...loadgen.Saturation) ([]loadgen.Step, bool) {
 // bisection's rates are its own).
 func stepAt(s loadgen.Saturation, rate float64) (loadgen.Step, bool) {
 	for _, st := range s.Steps {
-		if math.Abs(st.Offered-rate) <= 0.001*rate && carried(st) {
+		if math.Abs(st.Offered-rate) <= 0.001*rate && loadgen.Carried(st) {
 			return st, true
 		}
 	}

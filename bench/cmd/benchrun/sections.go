@@ -574,7 +574,7 @@ func (d *driver) capacity(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if !carried(st) && stoppedBy(st) == "unsaturated" {
+		if !loadgen.Carried(st) && stoppedBy(st) == "unsaturated" {
 			// The server had room on its core, or shared it: once more
 			// before calling it, as other work on a shared machine can cost
 			// a step its loss.
@@ -588,7 +588,7 @@ func (d *driver) capacity(ctx context.Context) error {
 		d.logf("capacity: %d players: offered %.0f sent %.0f delivered %.0f loss %.4f%% cpu %.2f core %.2f p99 %v; generator cpu %.2f core %.2f; socket drops generator %d other %d",
 			players, st.Offered, st.Sent, st.Delivered, 100*st.Loss, st.ServerCPU, st.CoreBusy, st.P99, st.GenCPU, st.GenCoreBusy, st.GenDrops, st.OtherDrops)
 		res.Steps = append(res.Steps, CapacityStep{Players: players, Step: st})
-		if !carried(st) {
+		if !loadgen.Carried(st) {
 			res.StoppedBy = stoppedBy(st)
 			res.GeneratorBound = res.StoppedBy == "generator"
 
@@ -600,9 +600,6 @@ func (d *driver) capacity(ctx context.Context) error {
 
 	return nil
 }
-
-// carried reports a step within the ladders' rules (Saturate's and the capacity ladder's).
-func carried(st loadgen.Step) bool { return st.Loss < loadgen.MaxLoss && st.Sent >= 0.97*st.Offered }
 
 // capacityLoad is the capacity run's load: it adds players and measures them all.
 type capacityLoad struct {

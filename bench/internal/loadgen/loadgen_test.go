@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"testing"
 	"time"
 
@@ -176,5 +177,57 @@ func TestCoreIdle(t *testing.T) {
 	}
 	if coreIdle(1<<20) != 0 {
 		t.Error("a core that does not exist has idle time")
+	}
+}
+
+// fakeServer answers a ladder's steps: carried up to capacity, lossy past
+// it, and the generator short of the offered rate on the steps listed in
+// hiccups (each once, in order of measurement).
+func fakeServer(capacity float64, hiccups map[float64]int) (func(rate float64) (Step, error), *[]float64) {
+	var measured []float64
+	return func(rate float64) (Step, error) {
+		measured = append(measured, rate)
+		st := Step{Offered: rate, Sent: rate, CoreBusy: 1}
+		if hiccups[rate] > 0 {
+			hiccups[rate]--
+			st.Sent = 0.8 * rate
+		}
+		if rate > capacity {
+			st.Loss = 0.01
+		}
+
+		return st, nil
+	}, &measured
+}
+
+// A rate the generator could not send once is measured again and the ladder
+// goes on; one it cannot send twice ends the ladder as generator-bound; loss
+// is not retried.
+func TestClimbRetriesAGeneratorHiccup(t *testing.T) {
+	cfg := SaturateConfig{Start: 100, Factor: 2, Limit: 1000}
+
+	measure, measured := fakeServer(1000, map[float64]int{400: 1})
+	s, err := climb(cfg, measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Best.Offered != 800 || s.GeneratorBound {
+		t.Fatalf("best %v, generator-bound %v; want 800 after one hiccup at 400", s.Best.Offered, s.GeneratorBound)
+	}
+	if want := []float64{100, 200, 400, 400, 800}; !slices.Equal(*measured, want) {
+		t.Fatalf("measured %v, want %v", *measured, want)
+	}
+
+	measure, _ = fakeServer(1000, map[float64]int{400: 2})
+	if s, _ = climb(cfg, measure); s.Best.Offered != 200 || !s.GeneratorBound {
+		t.Fatalf("best %v, generator-bound %v; want 200, bound, after two failures at 400", s.Best.Offered, s.GeneratorBound)
+	}
+
+	measure, measured = fakeServer(300, nil)
+	if s, _ = climb(cfg, measure); s.Best.Offered != 300 || s.GeneratorBound {
+		t.Fatalf("best %v, generator-bound %v; want the bisection's 300", s.Best.Offered, s.GeneratorBound)
+	}
+	if want := []float64{100, 200, 400, 300, 350}; !slices.Equal(*measured, want) {
+		t.Fatalf("measured %v, want %v (loss is not measured twice)", *measured, want)
 	}
 }
