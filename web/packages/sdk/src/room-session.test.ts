@@ -195,8 +195,12 @@ describe('RoomSession as the host', () => {
 describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () => {
   const welcomeIce = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'w', credential: 'wc' }], ttl: 600 };
 
-  /** A server that welcomes with ICE and holds the join's reply until `reply` is called. */
-  async function joining(body: { ice?: typeof welcomeIce } = { ice: welcomeIce }) {
+  /**
+   * A server that welcomes with ICE (or `body`) and holds the join's reply
+   * until the test sends it; `localGate` holds the early connection's
+   * setLocalDescription until it resolves.
+   */
+  async function joining(body: { ice?: typeof welcomeIce } = { ice: welcomeIce }, localGate?: Promise<void>) {
     const server = FakeServer.welcoming();
     const signals: Frame[] = [];
     let joinId = 0;
@@ -210,7 +214,12 @@ describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () 
     };
     const lobby = await LobbyClient.connect('ws://x/ws', 'p2', { transport: server.factory });
     const peers = fakePeerFactory();
-    const pending = RoomSession.join(lobby, 'ABC2345', '', { createPeerConnection: peers.create, closeOnPageHide: false });
+    const create = (c: RTCConfiguration): RTCPeerConnection => {
+      const pc = peers.create(c);
+      if (localGate) only(peers.made).localGate = localGate;
+      return pc;
+    };
+    const pending = RoomSession.join(lobby, 'ABC2345', '', { createPeerConnection: create, closeOnPageHide: false });
     await flush();
     return { server, peers, signals, pending, joinId: () => joinId };
   }
@@ -238,33 +247,12 @@ describe('RoomSession.join with TURN credentials in the Welcome (issue 16)', () 
   });
 
   it('resolves a join whose reply beat the offer only once the offer has gone to the host', async () => {
-    const server = FakeServer.welcoming();
-    const signals: Frame[] = [];
-    let joinId = 0;
-    server.onFrame = (f) => {
-      if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's', ice: welcomeIce });
-      if (f.t === 'joinRoom') joinId = f.id;
-      if (f.t === 'signal') {
-        signals.push(f);
-        server.send('ok', f.id, {});
-      }
-    };
-    const lobby = await LobbyClient.connect('ws://x/ws', 'p2', { transport: server.factory });
-    const peers = fakePeerFactory();
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const create = (c: RTCConfiguration): RTCPeerConnection => {
-      const pc = peers.create(c);
-      only(peers.made).localGate = gate;
-      return pc;
-    };
+    const { server, signals, pending, joinId } = await joining({ ice: welcomeIce }, gate);
     let resolved = false;
-    const pending = RoomSession.join(lobby, 'ABC2345', '', { createPeerConnection: create, closeOnPageHide: false }).then((s) => {
-      resolved = true;
-      return s;
-    });
-    await flush();
-    server.send('roomJoined', joinId, joined('p2', ['p1', 'p2']));
+    void pending.then(() => (resolved = true));
+    server.send('roomJoined', joinId(), joined('p2', ['p1', 'p2']));
     await flush();
     expect(resolved).toBe(false); // the offer is not set yet: the page must not start drawing the room
     expect(signals).toHaveLength(0);
