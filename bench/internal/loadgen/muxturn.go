@@ -13,21 +13,12 @@ import (
 // MuxTURN is a mux client with a TURN allocation made by pion's client.
 type MuxTURN struct {
 	*MuxClient
-	Client *pionturn.Client
-	Relay  net.PacketConn // pion's view of the allocation
+	Allocation
 }
-
-// RelayAddr is the allocation's relayed transport address.
-func (t *MuxTURN) RelayAddr() *net.UDPAddr { return t.Relay.LocalAddr().(*net.UDPAddr) } //nolint:forcetypeassert // UDP
 
 // Close releases the allocation (Refresh 0) and stops the client.
 func (t *MuxTURN) Close() error {
-	err := t.Relay.Close()
-	// Let the refresh leave before the client stops writing.
-	time.Sleep(time.Millisecond)
-	t.Client.Close()
-
-	return errors.Join(err, t.MuxClient.Close())
+	return errors.Join(t.release(), t.MuxClient.Close())
 }
 
 // Allocate takes a new client address and makes a TURN allocation from it
@@ -61,7 +52,7 @@ func (m *Mux) Allocate(server *net.UDPAddr, creds Creds) (*MuxTURN, error) {
 	}
 	c.Dst = server
 
-	return &MuxTURN{MuxClient: c, Client: tc, Relay: relay}, nil
+	return &MuxTURN{MuxClient: c, Allocation: Allocation{Client: tc, Relay: relay}}, nil
 }
 
 // ConnectMux binds a channel from a to b's relay and from b to a's, then

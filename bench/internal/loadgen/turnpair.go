@@ -17,24 +17,36 @@ type Creds struct {
 	Password string
 }
 
-// TURNEndpoint is an endpoint with a TURN allocation made by pion's client.
-type TURNEndpoint struct {
-	*Endpoint
+// Allocation is a TURN allocation made by pion's client, whatever carries
+// its packets (a socket of its own, or a mux's address).
+type Allocation struct {
 	Client *pionturn.Client
 	Relay  net.PacketConn // pion's view of the allocation
 }
 
 // RelayAddr is the allocation's relayed transport address.
-func (t *TURNEndpoint) RelayAddr() *net.UDPAddr { return t.Relay.LocalAddr().(*net.UDPAddr) } //nolint:forcetypeassert // UDP
+func (a Allocation) RelayAddr() *net.UDPAddr { return a.Relay.LocalAddr().(*net.UDPAddr) } //nolint:forcetypeassert // UDP
+
+// release frees the allocation (Refresh 0) and stops the client; what
+// carries its packets is the caller's to close, after this.
+func (a Allocation) release() error {
+	err := a.Relay.Close()
+	// Let the refresh leave before the carrier stops.
+	time.Sleep(time.Millisecond)
+	a.Client.Close()
+
+	return err
+}
+
+// TURNEndpoint is an endpoint with a TURN allocation made by pion's client.
+type TURNEndpoint struct {
+	*Endpoint
+	Allocation
+}
 
 // Close releases the allocation (Refresh 0) and closes the socket.
 func (t *TURNEndpoint) Close() error {
-	err := t.Relay.Close()
-	// Let the refresh leave before the socket closes.
-	time.Sleep(time.Millisecond)
-	t.Client.Close()
-
-	return errors.Join(err, t.Endpoint.Close())
+	return errors.Join(t.release(), t.Endpoint.Close())
 }
 
 // silent drops pion's client logs.
@@ -78,7 +90,7 @@ func Allocate(server *net.UDPAddr, creds Creds) (*TURNEndpoint, error) {
 	}
 	e.Dst = server
 
-	return &TURNEndpoint{Endpoint: e, Client: c, Relay: relay}, nil
+	return &TURNEndpoint{Endpoint: e, Allocation: Allocation{Client: c, Relay: relay}}, nil
 }
 
 // Connect binds a channel from a to b's relay and from b to a's, then probes
