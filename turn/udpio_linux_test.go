@@ -196,6 +196,22 @@ func TestGroupByPeer(t *testing.T) {
 	}
 }
 
+// loopbackGSO is a batched writer with GSO asked for on a loopback socket
+// closed with tb; it skips tb where the kernel has no sendmmsg.
+func loopbackGSO(tb testing.TB) *mmsgIO {
+	tb.Helper()
+	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { _ = conn.Close() })
+	m, ok := newMmsgIO(conn, DefaultUDPBatch, true, new(ioCounters))
+	if !ok {
+		tb.Skip("no sendmmsg")
+	}
+	return m
+}
+
 // FuzzGSOWrites checks the messages a write builds from any send group:
 // every datagram in exactly one message, in its peer's order; a message
 // with several holds one peer's, all as long as the first but the last,
@@ -203,15 +219,7 @@ func TestGroupByPeer(t *testing.T) {
 // UDP_SEGMENT set to the first's length; a message of one carries no
 // control message.
 func FuzzGSOWrites(f *testing.F) {
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		f.Fatal(err)
-	}
-	f.Cleanup(func() { _ = conn.Close() })
-	m, ok := newMmsgIO(conn, DefaultUDPBatch, true, new(ioCounters))
-	if !ok {
-		f.Skip("no sendmmsg")
-	}
+	m := loopbackGSO(f)
 	peers := []netip.AddrPort{
 		netip.MustParseAddrPort("127.0.0.1:1000"), netip.MustParseAddrPort("127.0.0.2:1000"),
 		netip.MustParseAddrPort("127.0.0.1:1001"),
@@ -297,15 +305,7 @@ func FuzzGSOWrites(f *testing.F) {
 // pay) and for one peer (everything in one message), against building
 // without GSO.
 func BenchmarkBuildWrites(b *testing.B) {
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = conn.Close() })
-	m, ok := newMmsgIO(conn, DefaultUDPBatch, true, new(ioCounters))
-	if !ok {
-		b.Skip("no sendmmsg")
-	}
+	m := loopbackGSO(b)
 	for _, peers := range []int{16, 1} {
 		for _, gso := range []bool{false, true} {
 			b.Run(fmt.Sprintf("peers=%d/gso=%v", peers, gso), func(b *testing.B) {
