@@ -3,11 +3,13 @@ package server
 import (
 	"container/list"
 	"crypto/tls"
+	"errors"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -172,4 +174,15 @@ func (c *limitedConn) Close() error {
 	}
 	c.l.mu.Unlock()
 	return c.Conn.Close()
+}
+
+// SyscallConn is the socket's, so that an idle WebSocket can wait for it to
+// be readable with no goroutine parked in a read (signaling's readiness):
+// limitedConn reads straight from the socket, buffering nothing.
+func (c *limitedConn) SyscallConn() (syscall.RawConn, error) {
+	sc, ok := c.Conn.(syscall.Conn)
+	if !ok {
+		return nil, errors.New("not a socket")
+	}
+	return sc.SyscallConn()
 }

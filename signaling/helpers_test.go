@@ -21,6 +21,13 @@ import (
 // address is the X-Test-IP header if present, so tests can act as many IPs.
 func testHub(t testing.TB, mutate func(*Config)) (*Hub, string) {
 	t.Helper()
+	return testHubOn(t, mutate, httptest.NewServer)
+}
+
+// testHubOn is testHub on the server newServer starts (httptest.NewServer
+// or NewTLSServer).
+func testHubOn(t testing.TB, mutate func(*Config), newServer func(http.Handler) *httptest.Server) (*Hub, string) {
+	t.Helper()
 	cfg := DefaultConfig()
 	cfg.ICE = func(sessionID, host string) protocol.ICE {
 		return protocol.ICE{Servers: []protocol.ICEServer{{URLs: []string{"turn:" + host + ":3478"},
@@ -37,7 +44,7 @@ func testHub(t testing.TB, mutate func(*Config)) (*Hub, string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	srv := newServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ip := netip.MustParseAddr("127.0.0.1")
 		if h := r.Header.Get("X-Test-IP"); h != "" {
 			ip = netip.MustParseAddr(h)
@@ -52,7 +59,7 @@ func testHub(t testing.TB, mutate func(*Config)) (*Hub, string) {
 		}
 		srv.Close()
 	})
-	return hub, "ws" + strings.TrimPrefix(srv.URL, "http")
+	return hub, "ws" + strings.TrimPrefix(srv.URL, "http") // http: ws, https: wss
 }
 
 type testWriter struct{ t testing.TB }

@@ -116,7 +116,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	conn.SetReadLimit(int64(h.cfg.MaxFrame))
 
-	l := newLink(h, conn, bufs.out, remote, r.Host)
+	l := newLink(h, conn, bufs, remote, r.Host)
 	h.mu.Lock()
 	if h.closing {
 		h.mu.Unlock()

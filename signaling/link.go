@@ -1,6 +1,7 @@
 package signaling
 
 import (
+	"bufio"
 	"context"
 	"fmt"
 	"net/netip"
@@ -16,13 +17,18 @@ import (
 // link is one WebSocket connection. A Session outlives its links: when a
 // link drops, the session's seat is held and a new link can resume it.
 //
-// An idle link costs one parked goroutine, the reader, so that ten thousand
-// idle players stay cheap: a writer goroutine exists only while frames are
-// queued, and the pinger is a timer whose goroutine lives for one ping.
+// An idle link costs one goroutine parked 2 KiB deep, waiting for its
+// socket, so that ten thousand idle players stay cheap: messages are read
+// and handled on a goroutine that lives for one message, a writer goroutine
+// exists only while frames are queued, and a ping's goroutine lives for one
+// ping.
 type link struct {
 	hub    *Hub
 	conn   *websocket.Conn
-	out    *frameWriter // under conn's writes: the writer holds it per burst
+	out    *frameWriter  // under conn's writes: the writer holds it per burst
+	in     *bufio.Reader // conn's read buffer
+	watch  *frameWatch   // under in
+	ready  *readiness    // the socket's; nil: the reader parks in conn.Read
 	remote netip.Addr
 	host   string // Host header, for TURN URLs
 
@@ -43,7 +49,11 @@ type link struct {
 	haveKey    bool
 	writing    bool // a writer goroutine is draining queue
 	stopped    bool // run is winding down: start no more goroutines
-	wg         sync.WaitGroup
+	// closing is set before conn.Close, which reads the client's frames
+	// until its close frame comes: from then on only coder/websocket may
+	// touch the read buffer.
+	closing bool
+	wg      sync.WaitGroup
 
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
 	// One timer, reset per frame, costs less than a context per frame, and
@@ -73,8 +83,8 @@ type link struct {
 	session *Session
 }
 
-func newLink(h *Hub, conn *websocket.Conn, out *frameWriter, remote netip.Addr, host string) *link {
-	l := &link{hub: h, conn: conn, out: out, remote: remote, host: host}
+func newLink(h *Hub, conn *websocket.Conn, bufs *smallBuffers, remote netip.Addr, host string) *link {
+	l := &link{hub: h, conn: conn, out: bufs.out, in: bufs.in, watch: bufs.watch, ready: bufs.ready, remote: remote, host: host}
 	l.nextPing.Store(time.Now().Add(h.cfg.PingInterval).UnixNano())
 	return l
 }
@@ -155,27 +165,73 @@ func (l *link) readLoop(ctx context.Context) error {
 // read it without the lock.
 func (l *link) current() *Session { return l.session }
 
-// readOne reads and handles one frame. Only connection failures end the
+// readOne reads and handles one message. Only connection failures end the
 // link; bad frames are answered with an Error and counted.
+//
+// The reading and handling happen on a goroutine of their own, and this one
+// waits, so that the goroutine a link keeps for its life stays at its first
+// 2 KiB of stack. Where the socket's readiness can be waited for, this one
+// waits for it (a few frames deep), and the message is read once bytes have
+// come; a control frame alone gives coder/websocket's Read frameWatch's wake
+// frame to return. Otherwise it parks in Read, which needs 4 KiB, and only
+// the handler runs on its own: a handler that encodes a Welcome or a room
+// (msgpack by reflection) grows a stack to 8 KiB, and the GC never shrinks a
+// parked reader's back while 2 KiB + 800 B are in use. Measured per idle
+// session: 8.0 KiB of stack with handlers inline, 4 KiB with the handler on
+// its own goroutine, 2 KiB waiting for readiness.
 func (l *link) readOne(ctx context.Context) error {
-	typ, frame, err := l.conn.Read(ctx)
-	if err != nil {
+	if l.ready == nil {
+		typ, frame, err := l.read(ctx)
+		if err == nil && frame != nil {
+			l.onOwnGoroutine(func() { l.handle(typ, frame) })
+		}
 		return err
 	}
-	// The handler runs on a goroutine of its own, and this one waits. The
-	// reader spends its life parked in coder/websocket's Read, 2 KiB deep:
-	// a stack of 4 KiB holds that, but a handler that encodes a Welcome or
-	// a room (msgpack by reflection) grows it to 8 KiB, and the GC never
-	// shrinks it back while 2 KiB + 800 B are in use. Measured: 8.0 KiB of
-	// stack per idle session with handlers inline, 4 KiB this way, for one
-	// short-lived goroutine per frame received.
+	if !l.buffered() {
+		l.ready.wait()
+	}
+	var err error
+	l.onOwnGoroutine(func() {
+		var typ websocket.MessageType
+		var frame []byte
+		if typ, frame, err = l.read(ctx); err == nil && frame != nil {
+			l.handle(typ, frame)
+		}
+	})
+	return err
+}
+
+// read reads a message; a nil frame with no error is frameWatch's wake
+// frame, not the client's (an empty message from the client is not nil).
+func (l *link) read(ctx context.Context) (websocket.MessageType, []byte, error) {
+	typ, frame, err := l.conn.Read(ctx)
+	if err == nil && len(frame) == 0 {
+		if l.watch.woke() {
+			return typ, nil, nil
+		}
+		frame = []byte{}
+	}
+	return typ, frame, err
+}
+
+// buffered reports whether the read buffer or the watch under it holds
+// bytes the socket will not signal again. While conn.Close reads, neither is
+// the link's to look at: then it reports true, and the read that follows
+// ends the link.
+func (l *link) buffered() bool {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	return l.closing || l.in.Buffered() > 0 || l.watch.holds()
+}
+
+// onOwnGoroutine runs f on a new goroutine and waits for it.
+func (l *link) onOwnGoroutine(f func()) {
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
-		l.handle(typ, frame)
+		f()
 	}()
 	<-done
-	return nil
 }
 
 // handle serves one frame.
@@ -399,6 +455,9 @@ func (l *link) kill(code websocket.StatusCode, reason string) {
 			// Give queued frames (an Error explaining the close) a moment to
 			// leave before the close frame.
 			l.flush(100 * time.Millisecond)
+			l.qmu.Lock()
+			l.closing = true
+			l.qmu.Unlock()
 			_ = l.conn.Close(code, reason)
 		}()
 	}

@@ -3,7 +3,6 @@ package signaling
 import (
 	"bufio"
 	"bytes"
-	"io"
 	"net"
 	"net/http"
 	"sync"
@@ -29,35 +28,47 @@ const writeBuffer = 16
 type smallBuffers struct {
 	http.ResponseWriter
 	pool *sync.Pool // the hub's, for frameWriter
-	out  *frameWriter
+
+	// Once hijacked: the frameWriter under the write buffer, the read
+	// buffer, the frameWatch under it, and the socket's readiness (nil
+	// where a link cannot wait for it).
+	out   *frameWriter
+	in    *bufio.Reader
+	watch *frameWatch
+	ready *readiness
 }
 
 // Unwrap lets http.ResponseController and coder/websocket see w.
 func (s *smallBuffers) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// Hijack hijacks w and moves any bytes the HTTP server already read ahead
-// into the new reader's buffer, where coder/websocket looks for them.
+// Hijack hijacks w. The connection it returns reads through a frameWatch,
+// which first hands on any bytes the HTTP server already read ahead;
+// coder/websocket puts its read buffer straight on it.
 func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
 	s.out = &frameWriter{conn: conn, pool: s.pool}
-	w := bufio.NewWriterSize(s.out, writeBuffer)
-	n := brw.Reader.Buffered()
-	if n == 0 {
-		// The usual case: nothing read ahead, no reader to chain.
-		return conn, bufio.NewReadWriter(bufio.NewReaderSize(conn, linkBuffer), w), nil
+	s.ready = newReadiness(conn)
+	s.watch = newFrameWatch(conn)
+	if n := brw.Reader.Buffered(); n > 0 {
+		ahead, _ := brw.Reader.Peek(n)
+		s.watch.ahead = bytes.Clone(ahead)
 	}
-	ahead, _ := brw.Reader.Peek(n)
-	ahead = bytes.Clone(ahead)
-	r := bufio.NewReaderSize(io.MultiReader(bytes.NewReader(ahead), conn), max(linkBuffer, n))
-	if _, err := r.Peek(n); err != nil {
-		_ = conn.Close()
-		return nil, nil, err
-	}
-	return conn, bufio.NewReadWriter(r, w), nil
+	watched := &watchedConn{Conn: conn, watch: s.watch}
+	s.in = bufio.NewReaderSize(watched, linkBuffer)
+	return watched, bufio.NewReadWriter(s.in, bufio.NewWriterSize(s.out, writeBuffer)), nil
 }
+
+// watchedConn is a hijacked connection whose reads pass through a
+// frameWatch.
+type watchedConn struct {
+	net.Conn
+	watch *frameWatch
+}
+
+func (c *watchedConn) Read(p []byte) (int, error) { return c.watch.Read(p) }
 
 // frameWriter is what coder/websocket's write buffer flushes to. While the
 // link's writer holds it, writes gather in a pooled buffer and go out in one

@@ -58,8 +58,11 @@ func TestFrameReadAheadOfUpgrade(t *testing.T) {
 }
 
 // clientFrame is a masked, final, binary WebSocket frame.
-func clientFrame(payload []byte) []byte {
-	f := []byte{0x82}
+func clientFrame(payload []byte) []byte { return clientFrameOp(0x82, payload) }
+
+// clientFrameOp is a masked frame whose first byte (FIN, opcode) is b0.
+func clientFrameOp(b0 byte, payload []byte) []byte {
+	f := []byte{b0}
 	switch n := len(payload); {
 	case n < 126:
 		f = append(f, 0x80|byte(n))
