@@ -155,7 +155,8 @@ func Saturate(ctx context.Context, cfg SaturateConfig) (Saturation, error) {
 }
 
 // climb is Saturate's ladder over measure. A rate the generator could not
-// send is measured once more before the ladder ends there: the generator
+// send is measured once more before the ladder ends there (and the gap below
+// it is bisected, as for loss): the generator
 // shares its core with the machine's other work, and one hiccup at a rate
 // it can send otherwise cut a ladder a step short (at 150 B: 149k instead of
 // 186k packets/s, and per CPU-second, which grows with the rate as batches
@@ -190,9 +191,15 @@ func climb(cfg SaturateConfig, measure func(rate float64) (Step, error)) (Satura
 		}
 		s.Best = st
 	}
-	if bad == 0 || s.GeneratorBound {
+	if bad == 0 {
 		return s, nil
 	}
+	// The gap between the last rate carried and the first that was not is
+	// bisected twice, whichever side stopped the ladder: a server's limit,
+	// or the generator's ceiling (a rate it cannot send at all does not
+	// count, but one it can, inside the gap, does: per CPU-second grows
+	// with the rate as batches fill, so a ladder cut at the last full step
+	// understated the servers the generator cannot saturate by ≈ 4 %).
 	lo, hi := s.Best.Offered, bad
 	for range 2 {
 		mid := math.Round((lo + hi) / 2)

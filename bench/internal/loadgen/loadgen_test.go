@@ -218,9 +218,12 @@ func TestClimbRetriesAGeneratorHiccup(t *testing.T) {
 		t.Fatalf("measured %v, want %v", *measured, want)
 	}
 
-	measure, _ = fakeServer(1000, map[float64]int{400: 2})
-	if s, _ = climb(cfg, measure); s.Best.Offered != 200 || !s.GeneratorBound {
-		t.Fatalf("best %v, generator-bound %v; want 200, bound, after two failures at 400", s.Best.Offered, s.GeneratorBound)
+	measure, measured = fakeServer(1000, map[float64]int{400: 2})
+	if s, _ = climb(cfg, measure); s.Best.Offered != 350 || !s.GeneratorBound {
+		t.Fatalf("best %v, generator-bound %v; want the bisection's 350, bound, after two failures at 400", s.Best.Offered, s.GeneratorBound)
+	}
+	if want := []float64{100, 200, 400, 400, 300, 350}; !slices.Equal(*measured, want) {
+		t.Fatalf("measured %v, want %v", *measured, want)
 	}
 
 	measure, measured = fakeServer(300, nil)
@@ -229,5 +232,27 @@ func TestClimbRetriesAGeneratorHiccup(t *testing.T) {
 	}
 	if want := []float64{100, 200, 400, 300, 350}; !slices.Equal(*measured, want) {
 		t.Fatalf("measured %v, want %v (loss is not measured twice)", *measured, want)
+	}
+}
+
+// A generator whose ceiling is inside the ladder's last gap: the ladder
+// ends generator-bound, and the bisection finds the highest rate it can
+// send, which the server carries, rather than stopping a whole step below.
+func TestClimbBisectsTheGeneratorsCeiling(t *testing.T) {
+	cfg := SaturateConfig{Start: 100, Factor: 2, Limit: 1000}
+	var measured []float64
+	measure := func(rate float64) (Step, error) {
+		measured = append(measured, rate)
+		return Step{Offered: rate, Sent: min(rate, 510), CoreBusy: 0.6}, nil
+	}
+	s, err := climb(cfg, measure)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s.Best.Offered != 500 || !s.GeneratorBound {
+		t.Fatalf("best %v, generator-bound %v; want 500, bound", s.Best.Offered, s.GeneratorBound)
+	}
+	if want := []float64{100, 200, 400, 800, 800, 600, 500}; !slices.Equal(measured, want) {
+		t.Fatalf("measured %v, want %v", measured, want)
 	}
 }
