@@ -48,11 +48,18 @@ func dialRaw(t *testing.T, url string) *rawClient {
 	}
 	t.Cleanup(func() { _ = conn.Close() })
 	_ = conn.SetDeadline(time.Now().Add(10 * time.Second))
+	return &rawClient{t: t, conn: conn, br: upgrade(t, conn, addr, nil)}
+}
+
+// upgrade sends a WebSocket upgrade request for addr on conn, with ahead
+// (frames, or nil) in the same write, and reads the 101.
+func upgrade(t *testing.T, conn net.Conn, addr string, ahead []byte) *bufio.Reader {
+	t.Helper()
 	key := make([]byte, 16)
 	_, _ = rand.Read(key)
 	req := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
 		"Sec-WebSocket-Key: " + base64.StdEncoding.EncodeToString(key) + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
-	if _, err := conn.Write([]byte(req)); err != nil {
+	if _, err := conn.Write(append([]byte(req), ahead...)); err != nil {
 		t.Fatal(err)
 	}
 	br := bufio.NewReader(conn)
@@ -63,7 +70,7 @@ func dialRaw(t *testing.T, url string) *rawClient {
 	if res.StatusCode != http.StatusSwitchingProtocols {
 		t.Fatalf("status %d", res.StatusCode)
 	}
-	return &rawClient{t: t, conn: conn, br: br}
+	return br
 }
 
 func (c *rawClient) write(frames ...[]byte) {

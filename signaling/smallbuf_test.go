@@ -2,12 +2,9 @@ package signaling
 
 import (
 	"bufio"
-	"crypto/rand"
-	"encoding/base64"
 	"encoding/binary"
 	"io"
 	"net"
-	"net/http"
 	"strings"
 	"testing"
 	"time"
@@ -32,22 +29,7 @@ func TestFrameReadAheadOfUpgrade(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := make([]byte, 16)
-	_, _ = rand.Read(key)
-	req := "GET / HTTP/1.1\r\nHost: " + addr + "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n" +
-		"Sec-WebSocket-Key: " + base64.StdEncoding.EncodeToString(key) + "\r\nSec-WebSocket-Version: 13\r\n\r\n"
-	if _, err := conn.Write(append([]byte(req), clientFrame(hello)...)); err != nil {
-		t.Fatal(err)
-	}
-
-	br := bufio.NewReader(conn)
-	res, err := http.ReadResponse(br, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if res.StatusCode != http.StatusSwitchingProtocols {
-		t.Fatalf("status %d", res.StatusCode)
-	}
+	br := upgrade(t, conn, addr, clientFrame(hello))
 	env, err := protocol.Decode(serverFrame(t, br, 0x2))
 	if err != nil {
 		t.Fatal(err)
