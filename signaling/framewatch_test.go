@@ -3,6 +3,7 @@ package signaling
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/base64"
@@ -360,4 +361,39 @@ func FuzzFrameWatch(f *testing.F) {
 			}
 		}
 	})
+}
+
+// A client that answers the server's close frame with the start of a large
+// message and then nothing: coder/websocket's close handshake skips a data
+// frame's payload with no timeout of its own, and with no reader holding
+// the connection (an idle link waits for its socket) it would wait for
+// those bytes forever, and the hub's Close with it. The link bounds the
+// handshake's reads.
+func TestCloseHandshakeBoundedAgainstAStalledFrame(t *testing.T) {
+	hub, url := testHub(t, nil)
+	c := dialRaw(t, url)
+	c.write(clientFrame(c.message(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "stall"})))
+	c.expect(protocol.TypeWelcome, 1)
+	c.pong()
+	time.Sleep(50 * time.Millisecond) // the pong read, the link waits for its socket
+
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
+		defer cancel()
+		closed <- hub.Close(ctx)
+	}()
+	_ = c.conn.SetDeadline(time.Now().Add(20 * time.Second))
+	for {
+		h, _ := readFrame(t, c.br)
+		if h&0x0f == 0x8 {
+			break
+		}
+	}
+	// A 1,000-byte binary frame's header and mask, one byte of it, then
+	// silence.
+	c.write([]byte{0x82, 0x80 | 126, 0x03, 0xe8, 1, 2, 3, 4, 0})
+	if err := <-closed; err != nil {
+		t.Fatalf("hub close: %v", err)
+	}
 }

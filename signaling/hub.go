@@ -121,7 +121,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	if h.closing {
 		h.mu.Unlock()
 		release()
-		conn.Close(websocket.StatusGoingAway, "server shutting down")
+		closeBounded(conn, bufs.out.conn, websocket.StatusGoingAway, "server shutting down")
 		return
 	}
 	h.links[l] = struct{}{}

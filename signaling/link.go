@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"net"
 	"net/netip"
 	"sync"
 	"sync/atomic"
@@ -458,9 +459,25 @@ func (l *link) kill(code websocket.StatusCode, reason string) {
 			l.qmu.Lock()
 			l.closing = true
 			l.qmu.Unlock()
-			_ = l.conn.Close(code, reason)
+			closeBounded(l.conn, l.out.conn, code, reason)
 		}()
 	}
+}
+
+// closeHandshakeWait bounds the reads of a close handshake.
+const closeHandshakeWait = 5 * time.Second
+
+// closeBounded closes conn with a status, and gives the close handshake
+// closeHandshakeWait to read the client's close frame. coder/websocket times
+// the handshake's frame headers but not its skipping of a data frame's
+// payload: a client that answered the close frame with the start of a large
+// message and then nothing would hold it forever. (A reader parked in Read
+// used to hold the read lock, and Close gave up waiting for it after 5 s; an
+// idle link holds none.) raw is the hijacked connection under conn: its
+// deadline also ends the link's wait for the socket, and its next read.
+func closeBounded(conn *websocket.Conn, raw net.Conn, code websocket.StatusCode, reason string) {
+	_ = raw.SetReadDeadline(time.Now().Add(closeHandshakeWait))
+	_ = conn.Close(code, reason)
 }
 
 // flush waits until the writer has drained the queue or d passes.

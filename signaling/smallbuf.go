@@ -43,7 +43,9 @@ func (s *smallBuffers) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
 // Hijack hijacks w. The connection it returns reads through a frameWatch,
 // which first hands on any bytes the HTTP server already read ahead;
-// coder/websocket puts its read buffer straight on it.
+// coder/websocket puts its read buffer straight on it. The buffer must be
+// empty on return: coder/websocket moves what it holds into a reader of its
+// own, where a link waiting for its socket would not see it.
 func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
 	if err != nil {
