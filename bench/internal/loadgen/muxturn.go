@@ -77,25 +77,15 @@ type MuxGamePair struct {
 func MuxGamePairs(ctx context.Context, m *Mux, server *net.UDPAddr, players, roomSize int,
 	credsFor func(room, member int) Creds,
 ) ([]MuxGamePair, func(), error) {
+	alloc := func(cr Creds) (*MuxTURN, error) { return m.Allocate(server, cr) }
+
 	return linkPlayers(players, roomSize, 32, credsFor, func(cc, hc Creds) (MuxGamePair, func() error, error) {
-		c, err := m.Allocate(server, cc)
+		c, h, closeBoth, err := allocatePair(ctx, cc, hc, alloc, ConnectMux)
 		if err != nil {
 			return MuxGamePair{}, nil, err
 		}
-		h, err := m.Allocate(server, hc)
-		if err != nil {
-			_ = c.Close()
 
-			return MuxGamePair{}, nil, err
-		}
-		if err := ConnectMux(ctx, c, h); err != nil {
-			_ = c.Close()
-			_ = h.Close()
-
-			return MuxGamePair{}, nil, err
-		}
-
-		return MuxGamePair{Client: c.MuxClient, Host: h.MuxClient}, func() error { return errors.Join(c.Close(), h.Close()) }, nil
+		return MuxGamePair{Client: c.MuxClient, Host: h.MuxClient}, closeBoth, nil
 	})
 }
 

@@ -294,26 +294,39 @@ func RESTCreds(secret, user string, ttl time.Duration) Creds {
 func GamePairs(ctx context.Context, server *net.UDPAddr, players, roomSize int,
 	credsFor func(room, member int) Creds,
 ) ([]GamePair, func(), error) {
+	alloc := func(cr Creds) (*TURNEndpoint, error) { return Allocate(server, cr) }
+
 	return linkPlayers(players, roomSize, 16, credsFor, func(cc, hc Creds) (GamePair, func() error, error) {
-		c, err := Allocate(server, cc)
+		c, h, closeBoth, err := allocatePair(ctx, cc, hc, alloc, Connect)
 		if err != nil {
 			return GamePair{}, nil, err
 		}
-		h, err := Allocate(server, hc)
-		if err != nil {
-			_ = c.Close()
 
-			return GamePair{}, nil, err
-		}
-		if err := Connect(ctx, c, h); err != nil {
-			_ = c.Close()
-			_ = h.Close()
-
-			return GamePair{}, nil, err
-		}
-
-		return GamePair{Client: c.Endpoint, Host: h.Endpoint}, func() error { return errors.Join(c.Close(), h.Close()) }, nil
+		return GamePair{Client: c.Endpoint, Host: h.Endpoint}, closeBoth, nil
 	})
+}
+
+// allocatePair makes a player's allocation and its host's with alloc and
+// connects them, closing both if any step fails; closeBoth closes both.
+func allocatePair[T interface{ Close() error }](ctx context.Context, client, host Creds,
+	alloc func(Creds) (T, error), connect func(context.Context, T, T) error,
+) (c, h T, closeBoth func() error, err error) {
+	if c, err = alloc(client); err != nil {
+		return c, h, nil, err
+	}
+	if h, err = alloc(host); err != nil {
+		_ = c.Close()
+
+		return c, h, nil, err
+	}
+	if err = connect(ctx, c, h); err != nil {
+		_ = c.Close()
+		_ = h.Close()
+
+		return c, h, nil, err
+	}
+
+	return c, h, func() error { return errors.Join(c.Close(), h.Close()) }, nil
 }
 
 // linkPlayers makes one client-host link per player, par at a time, players
