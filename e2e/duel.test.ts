@@ -77,11 +77,16 @@ describe('the duel', () => {
     // 200 ms of round trip is past what the 10-frame window covers with 2 frames of
     // delay: the client raises its own input delay so its inputs still reach the
     // host in time. Before it did, the host filled 295 of the client's inputs in 328 frames.
+    // How many still come late here depends on how steadily two tabs get the CPU (a
+    // busy machine saw 97 and 141 against a bound of 75), so this bound only
+    // tells "raised" from "never raised" (90 %); the exact figure (at most 60 in 10
+    // minutes, late only in loss bursts from 5 s after the step) is held on simulated time in
+    // web/packages/netcode/src/lockstep/session.test.ts.
     const late = await host.evaluate(() => window.hostrelayDuel!.stats().lateInputs[1] ?? 0);
     const hostFrame = await host.evaluate(() => window.hostrelayDuel!.stats().frame);
     console.log(`duel rollback: host filled ${late} of the client's inputs in ${hostFrame} frames; client input delay ${s.inputDelay}, RTT ${s.rttMs.toFixed(0)} ms`);
     expect(s.inputDelay).toBeGreaterThan(2);
-    expect(late).toBeLessThan(PLAY_FRAMES / 4);
+    expect(late).toBeLessThan(hostFrame / 2);
     // The netgraph says so in words, refreshed four times a second.
     await until(client, () => /rollbacks [1-9]/.test(document.querySelector('.hr-duel-netgraph pre')?.textContent ?? ''), null);
     expect(await client.textContent('.hr-duel-netgraph pre')).toMatch(/^rollback · frame/);
