@@ -29,6 +29,7 @@ const (
 	limitChatPerSession                      // ChatPerSecond
 	limitFramesBeforeHello                   // FramesBeforeHello
 	limitSpectatorFrames                     // SpectatorFramesPerSecond and SpectatorBufferBytes
+	limitFramesPerMessage                    // MaxFramesPerMessage
 	rateLimits                               // how many there are
 )
 
@@ -43,6 +44,7 @@ var rateLimitNames = [rateLimits]string{ //nolint:gochecknoglobals // a read-onl
 	limitChatPerSession:     "chat_per_session",
 	limitFramesBeforeHello:  "frames_before_hello",
 	limitSpectatorFrames:    "spectator_frames_per_room",
+	limitFramesPerMessage:   "frames_per_message",
 }
 
 // RateLimits are the labels Metrics.RateLimited counts by.

@@ -330,7 +330,7 @@ func FuzzFrameWatch(f *testing.F) {
 			}
 			pos += n
 			want := wakeAt[pos]
-			if got := w.afterControl && w.between(); got != want {
+			if got := w.meter.scan.afterControl && w.meter.scan.between(); got != want {
 				t.Fatalf("at %d of %d: wake due %v, want %v", pos, len(stream), got, want)
 			}
 			if want {
@@ -353,8 +353,8 @@ func FuzzFrameWatch(f *testing.F) {
 		buf := make([]byte, 7)
 		for {
 			n, err := w.Read(buf)
-			if w.have > maxFrameHeader || w.need > maxFrameHeader {
-				t.Fatalf("header %d of %d", w.have, w.need)
+			if w.meter.scan.have > maxFrameHeader || w.meter.scan.need > maxFrameHeader {
+				t.Fatalf("header %d of %d", w.meter.scan.have, w.meter.scan.need)
 			}
 			if n == 0 && err != nil {
 				break

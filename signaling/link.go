@@ -3,6 +3,7 @@ package signaling
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -70,6 +71,9 @@ type link struct {
 	// less per idle link.
 	nextPing atomic.Int64
 	pinging  atomic.Bool
+	// pongDue is set while a ping of ours waits for its pong: that pong is
+	// free (see wireMeter), any other costs a token.
+	pongDue atomic.Bool
 	// pingCancel ends the ping in flight (nil if none) when the link ends;
 	// guarded by qmu.
 	pingCancel context.CancelFunc
@@ -82,10 +86,15 @@ type link struct {
 
 	// session is set by hello and changed only under Hub.mu.
 	session *Session
+	// metered is session for the wire meter, which runs inside
+	// coder/websocket's reads: a close handshake reads on a goroutine of its
+	// own, where session may not be read without Hub.mu.
+	metered atomic.Pointer[Session]
 }
 
 func newLink(h *Hub, conn *websocket.Conn, bufs *smallBuffers, remote netip.Addr, host string) *link {
 	l := &link{hub: h, conn: conn, out: bufs.out, in: bufs.in, watch: bufs.watch, ready: bufs.ready, remote: remote, host: host}
+	l.watch.meter.link = l
 	l.nextPing.Store(time.Now().Add(h.cfg.PingInterval).UnixNano())
 	return l
 }
@@ -94,6 +103,15 @@ func newLink(h *Hub, conn *websocket.Conn, bufs *smallBuffers, remote netip.Addr
 // need no context to end them: kill and abort close the connection.
 func (l *link) run() {
 	err := l.readLoop(context.Background())
+	if errors.Is(err, errWireFlood) {
+		why := l.watch.meter.why
+		l.hub.log.Info("closing: too many frames", "remote", l.remote, "rule", why)
+		l.reply(0, protocol.Error{Code: protocol.CodeRateLimited, Message: why})
+		// Here, not in kill's goroutine: the writer stops once run winds
+		// down below, and the Error would go unsent.
+		l.flush(100 * time.Millisecond)
+		l.kill(websocket.StatusPolicyViolation, why)
+	}
 	l.hub.linkEnded(l, cleanClose(err))
 	l.kill(websocket.StatusNormalClosure, "")
 	l.nextPing.Store(0)
@@ -606,7 +624,9 @@ func (l *link) ping() {
 	l.pingCancel = cancel
 	l.qmu.Unlock()
 	start := time.Now()
+	l.pongDue.Store(true)
 	err := l.conn.Ping(pctx)
+	l.pongDue.Store(false)
 	rtt := time.Since(start)
 	l.qmu.Lock()
 	l.pingCancel = nil

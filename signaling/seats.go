@@ -53,6 +53,7 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	h.sessions[s.id] = s
 	h.tokens[sha256.Sum256([]byte(s.token))] = s
 	l.session = s
+	l.metered.Store(s)
 	node, region := h.self()
 	s.sendWelcome(env.ID, &protocol.Welcome{
 		Version: protocol.Version, Session: s.id, MaxFrame: h.cfg.MaxFrame, Token: s.token,
@@ -127,6 +128,7 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 		s.awayTimer = nil
 	}
 	l.session = s
+	l.metered.Store(s)
 	s.remote, s.host = l.remote, l.host
 	wasAway := s.away
 	s.away = false

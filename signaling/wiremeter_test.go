@@ -1,0 +1,241 @@
+package signaling
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/hostrelay/hostrelay/protocol"
+)
+
+// helloed is a raw client past hello that has answered the ping hello
+// nudges, so that no ping of the server's is pending during a test.
+func helloed(t *testing.T, url string) *rawClient {
+	t.Helper()
+	c := dialRaw(t, url)
+	c.write(clientFrame(c.message(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "meter"})))
+	c.expect(protocol.TypeWelcome, 1)
+	c.pong()
+	return c
+}
+
+// flood writes frames over and over until the connection fails or stop is
+// closed, and counts the frames written.
+func flood(c *rawClient, frame []byte, stop <-chan struct{}) *atomic.Int64 {
+	var sent atomic.Int64
+	batch := bytes.Repeat(frame, 512)
+	go func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			_ = c.conn.SetWriteDeadline(time.Now().Add(time.Second))
+			if _, err := c.conn.Write(batch); err != nil {
+				return
+			}
+			sent.Add(512)
+		}
+	}()
+	return &sent
+}
+
+// closedWith reads what the server sends until it closes the connection,
+// and returns the close frame's status (0 if the connection ended without
+// one: a reset may overtake it while the flood is still arriving). It fails
+// the test if the server is still serving after wait.
+func closedWith(t *testing.T, c *rawClient, wait time.Duration) (status int, errs []string) {
+	t.Helper()
+	_ = c.conn.SetReadDeadline(time.Now().Add(wait))
+	for {
+		var h [2]byte
+		if _, err := io.ReadFull(c.br, h[:]); err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				t.Fatalf("the server still serves the connection after %s", wait)
+			}
+			return 0, errs
+		}
+		n := int(h[1] & 0x7f)
+		if n == 126 {
+			var l [2]byte
+			if _, err := io.ReadFull(c.br, l[:]); err != nil {
+				return 0, errs
+			}
+			n = int(binary.BigEndian.Uint16(l[:]))
+		}
+		p := make([]byte, n)
+		if _, err := io.ReadFull(c.br, p); err != nil {
+			return 0, errs
+		}
+		switch h[0] & 0x0f {
+		case 0x8:
+			if len(p) >= 2 {
+				return int(binary.BigEndian.Uint16(p)), errs
+			}
+			return 0, errs
+		case 0x2:
+			if env, err := protocol.Decode(p); err == nil && env.Type == protocol.TypeError {
+				var e protocol.Error
+				_ = protocol.DecodeBody(env, &e)
+				errs = append(errs, e.Code+": "+e.Message)
+			}
+		}
+	}
+}
+
+// Red team, round three, item 1: control frames and continuation frames
+// never reach a handler, so no message limit saw them. Unsolicited pongs
+// (211k a second) or pings, or one endless message of empty continuation
+// frames (1.06 M a second), kept a core busy for as long as the client
+// liked. Each is now charged to the session's budget, and the connection
+// closes with 1008 once the flood is sustained. Before the wire meter, each
+// of these connections was still served after 5 s of flooding.
+func TestFrameFloodsCloseTheConnection(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		first []byte // sent once before the flood
+		frame []byte // repeated
+		limit string
+	}{
+		{"unsolicited pongs", nil, clientFrameOp(0x8a, nil), "messages_per_session"},
+		{"unsolicited pings", nil, clientFrameOp(0x89, []byte("x")), "messages_per_session"},
+		{"empty continuation frames in one message", clientFrameOp(0x02, []byte{0x81}), clientFrameOp(0x00, nil), "frames_per_message"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			h, url := testHub(t, nil)
+			c := helloed(t, url)
+			if tc.first != nil {
+				c.write(tc.first)
+			}
+			stop := make(chan struct{})
+			defer close(stop)
+			sent := flood(c, tc.frame, stop)
+			status, _ := closedWith(t, c, 5*time.Second)
+			if status != 0 && status != 1008 {
+				t.Fatalf("closed with %d, want 1008", status)
+			}
+			if got := h.Metrics().RateLimited[tc.limit]; got != 1 {
+				t.Fatalf("rate limited %s: %d, want 1", tc.limit, got)
+			}
+			t.Logf("closed (status %d) with %d frames written", status, sent.Load())
+		})
+	}
+}
+
+// Before hello a connection has no session budget: past MessageBurst
+// control frames it is closed.
+func TestFrameFloodBeforeHelloCloses(t *testing.T) {
+	h, url := testHub(t, nil)
+	c := dialRaw(t, url)
+	stop := make(chan struct{})
+	defer close(stop)
+	flood(c, clientFrameOp(0x8a, nil), stop)
+	status, _ := closedWith(t, c, 5*time.Second)
+	if status != 0 && status != 1008 {
+		t.Fatalf("closed with %d, want 1008", status)
+	}
+	if got := h.Metrics().RateLimited["frames_before_hello"]; got != 1 {
+		t.Fatalf("rate limited frames_before_hello: %d, want 1", got)
+	}
+}
+
+// A message of MaxFramesPerMessage frames is served; one more frame closes
+// the connection with 1008.
+func TestFramesPerMessageAtAndPastTheLimit(t *testing.T) {
+	fragments := func(c *rawClient, frames int) []byte {
+		msg := c.message(protocol.TypeWatchRooms, 2, &protocol.WatchRooms{})
+		var out []byte
+		for i := range frames {
+			op := byte(0x00)
+			if i == 0 {
+				op = 0x02
+			}
+			var part []byte
+			if i < len(msg) {
+				part = msg[i : i+1]
+			}
+			if i == frames-1 {
+				part = msg[min(i, len(msg)):]
+				op |= 0x80
+			}
+			out = append(out, clientFrameOp(op, part)...)
+		}
+		return out
+	}
+	t.Run("at", func(t *testing.T) {
+		_, url := testHub(t, nil)
+		c := helloed(t, url)
+		c.write(fragments(c, MaxFramesPerMessage))
+		c.expect(protocol.TypeRoomList, 2)
+	})
+	t.Run("past", func(t *testing.T) {
+		h, url := testHub(t, nil)
+		c := helloed(t, url)
+		c.write(fragments(c, MaxFramesPerMessage+1))
+		status, errs := closedWith(t, c, 5*time.Second)
+		if status != 1008 {
+			t.Fatalf("closed with %d (errors %q), want 1008", status, errs)
+		}
+		if len(errs) != 1 || errs[0] != "rate_limited: a message of more than 32 frames" {
+			t.Fatalf("errors before the close: %q", errs)
+		}
+		if got := h.Metrics().RateLimited["frames_per_message"]; got != 1 {
+			t.Fatalf("rate limited frames_per_message: %d, want 1", got)
+		}
+	})
+}
+
+// Control frames spend the same tokens as messages: with the burst spent on
+// pongs, the next request is refused rate_limited; one pong fewer and it is
+// served. (The refill is slowed so that the machine's speed cannot refill
+// a token between the writes.)
+func TestControlFramesSpendTheSessionBudget(t *testing.T) {
+	slow := func(c *Config) { c.MessagesPerSecond = 0.001 }
+	// The whole burst is left: hello comes before the session and its
+	// budget, and the pong that answered the server's ping is free.
+	left := DefaultConfig().MessageBurst
+	for _, tc := range []struct {
+		name   string
+		pongs  int
+		served bool
+	}{{"at", left - 1, true}, {"past", left, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, url := testHub(t, slow)
+			c := helloed(t, url)
+			req := clientFrame(c.message(protocol.TypeWatchRooms, 2, &protocol.WatchRooms{}))
+			c.write(append(bytes.Repeat(clientFrameOp(0x8a, nil), tc.pongs), req...))
+			if tc.served {
+				c.expect(protocol.TypeRoomList, 2)
+				return
+			}
+			for {
+				h, p := readFrame(t, c.br)
+				if h&0x0f != 0x2 {
+					continue
+				}
+				env, err := protocol.Decode(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if env.Type == protocol.TypeRoomList {
+					t.Fatal("served past the budget")
+				}
+				if env.Type == protocol.TypeError {
+					var e protocol.Error
+					_ = protocol.DecodeBody(env, &e)
+					if e.Code != protocol.CodeRateLimited || env.ID != 2 {
+						t.Fatalf("error %+v (id %d), want rate_limited for 2", e, env.ID)
+					}
+					return
+				}
+			}
+		})
+	}
+}
