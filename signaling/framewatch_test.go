@@ -222,14 +222,7 @@ func wakeFrameBetweenMessagesOnly(t *testing.T, newServer func(http.Handler) *ht
 	c.pingAlone("p4")
 	c.write(clientFrameOp(0x82, nil))
 	for {
-		h, p := readFrame(t, c.br)
-		if h&0x0f != 0x2 {
-			continue
-		}
-		env, err := protocol.Decode(p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		env := c.nextMessage()
 		var e protocol.Error
 		if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeBadMessage {
 			t.Fatalf("got %s %+v, want a bad_message Error for the empty message", env.Type, e)

@@ -53,7 +53,7 @@ type link struct {
 	// drained, when a reader waits for the writer (awaitWriter), is closed
 	// once the queue is below readPause or the writer stops.
 	drained chan struct{}
-	stopped    bool // run is winding down: start no more goroutines
+	stopped bool // run is winding down: start no more goroutines
 	// closing is set before conn.Close, which reads the client's frames
 	// until its close frame comes: from then on only coder/websocket may
 	// touch the read buffer.

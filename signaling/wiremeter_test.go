@@ -47,6 +47,44 @@ func flood(c *rawClient, frame []byte, stop <-chan struct{}) *atomic.Int64 {
 	return &sent
 }
 
+// nextFrame reads the server's next frame, returning the error where
+// readFrame fails the test (a test of a close expects one).
+func nextFrame(r io.Reader) (op byte, payload []byte, err error) {
+	var h [2]byte
+	if _, err := io.ReadFull(r, h[:]); err != nil {
+		return 0, nil, err
+	}
+	n := int(h[1] & 0x7f)
+	if n == 126 {
+		var l [2]byte
+		if _, err := io.ReadFull(r, l[:]); err != nil {
+			return 0, nil, err
+		}
+		n = int(binary.BigEndian.Uint16(l[:]))
+	}
+	p := make([]byte, n)
+	if _, err := io.ReadFull(r, p); err != nil {
+		return 0, nil, err
+	}
+	return h[0] & 0x0f, p, nil
+}
+
+// nextMessage reads frames until a message comes, and decodes it.
+func (c *rawClient) nextMessage() protocol.Envelope {
+	c.t.Helper()
+	for {
+		h, p := readFrame(c.t, c.br)
+		if h&0x0f != 0x2 {
+			continue
+		}
+		env, err := protocol.Decode(p)
+		if err != nil {
+			c.t.Fatal(err)
+		}
+		return env
+	}
+}
+
 // closedWith reads what the server sends until it closes the connection,
 // and returns the close frame's status (0 if the connection ended without
 // one: a reset may overtake it while the flood is still arriving). It fails
@@ -55,27 +93,15 @@ func closedWith(t *testing.T, c *rawClient, wait time.Duration) (status int, err
 	t.Helper()
 	_ = c.conn.SetReadDeadline(time.Now().Add(wait))
 	for {
-		var h [2]byte
-		if _, err := io.ReadFull(c.br, h[:]); err != nil {
+		op, p, err := nextFrame(c.br)
+		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
 				t.Fatalf("the server still serves the connection after %s", wait)
 			}
 			return 0, errs
 		}
-		n := int(h[1] & 0x7f)
-		if n == 126 {
-			var l [2]byte
-			if _, err := io.ReadFull(c.br, l[:]); err != nil {
-				return 0, errs
-			}
-			n = int(binary.BigEndian.Uint16(l[:]))
-		}
-		p := make([]byte, n)
-		if _, err := io.ReadFull(c.br, p); err != nil {
-			return 0, errs
-		}
-		switch h[0] & 0x0f {
+		switch op {
 		case 0x8:
 			if len(p) >= 2 {
 				return int(binary.BigEndian.Uint16(p)), errs
@@ -217,14 +243,7 @@ func TestControlFramesSpendTheSessionBudget(t *testing.T) {
 				return
 			}
 			for {
-				h, p := readFrame(t, c.br)
-				if h&0x0f != 0x2 {
-					continue
-				}
-				env, err := protocol.Decode(p)
-				if err != nil {
-					t.Fatal(err)
-				}
+				env := c.nextMessage()
 				if env.Type == protocol.TypeRoomList {
 					t.Fatal("served past the budget")
 				}
@@ -282,26 +301,11 @@ func burstWithinTheLimit(t *testing.T, queue int) {
 		_ = c.conn.SetReadDeadline(time.Now().Add(10 * time.Second))
 		got := 0
 		for got < requests {
-			var h [2]byte
-			if _, err := io.ReadFull(c.br, h[:]); err != nil {
+			op, p, err := nextFrame(c.br)
+			if err != nil || op == 0x8 {
 				break
 			}
-			n := int(h[1] & 0x7f)
-			if n == 126 {
-				var l [2]byte
-				if _, err := io.ReadFull(c.br, l[:]); err != nil {
-					break
-				}
-				n = int(binary.BigEndian.Uint16(l[:]))
-			}
-			p := make([]byte, n)
-			if _, err := io.ReadFull(c.br, p); err != nil {
-				break
-			}
-			if h[0]&0x0f == 0x8 {
-				break
-			}
-			if h[0]&0x0f != 0x2 {
+			if op != 0x2 {
 				continue
 			}
 			env, err := protocol.Decode(p)
