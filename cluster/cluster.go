@@ -372,7 +372,7 @@ func redact(urls string) string {
 
 // counters are the totals Stats reports.
 type counters struct {
-	writes, deletes, writeErrors, nodesLost, malformed atomic.Uint64
+	writes, deletes, writeErrors, nodesLost, malformed, lookups atomic.Uint64
 }
 
 // Stats is what the cluster has done since this node joined, for metrics.
@@ -384,6 +384,9 @@ type Stats struct {
 	WriteErrors uint64 // writes and deletes NATS refused or timed out
 	NodesLost   uint64 // nodes called dead after DeadAfter of silence
 	Malformed   uint64 // entries and events read from NATS and refused
+	// Lookups counts codes looked up (Locate) for rooms not on this node:
+	// a guesser shows here first, and its failed-join budget bounds it.
+	Lookups uint64
 }
 
 // Stats reads the counters.
@@ -394,7 +397,7 @@ func (c *Cluster) Stats() Stats {
 	return Stats{
 		Connected: c.nc != nil && c.nc.IsConnected(), Nodes: nodes,
 		Writes: c.counters.writes.Load(), Deletes: c.counters.deletes.Load(), WriteErrors: c.counters.writeErrors.Load(),
-		NodesLost: c.counters.nodesLost.Load(), Malformed: c.counters.malformed.Load(),
+		NodesLost: c.counters.nodesLost.Load(), Malformed: c.counters.malformed.Load(), Lookups: c.counters.lookups.Load(),
 	}
 }
 

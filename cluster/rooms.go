@@ -293,6 +293,7 @@ const (
 // whether the room is still live, so a player is never sent to a room
 // that closed, or to a node that died, in the last moments.
 func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) {
+	c.counters.lookups.Add(1)
 	if !c.nc.IsConnected() {
 		// Cut off, this node's mirror and tombstones may be stale.
 		return Nowhere, Node{}, ErrDisconnected

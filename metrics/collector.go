@@ -37,7 +37,7 @@ type collector struct {
 
 	httpConns, webSockets, httpShed family
 
-	clusterConnected, clusterNodes, clusterWrites, clusterWriteErrors, clusterNodesLost, clusterMalformed family
+	clusterConnected, clusterNodes, clusterWrites, clusterWriteErrors, clusterNodesLost, clusterMalformed, clusterLookups family
 
 	all []family
 }
@@ -109,6 +109,8 @@ func newCollector(src Sources) *collector {
 		"Nodes this node called dead after they fell silent (their rooms lost), not counting nodes that left.")
 	def(&c.clusterMalformed, counter, "cluster_entries_malformed_total",
 		"Directory entries and cluster events read from NATS and refused as malformed.")
+	def(&c.clusterLookups, counter, "cluster_directory_lookups_total",
+		"Room codes this node looked up in the cluster directory (joins, spectates and share links of rooms not on this node).")
 	return c
 }
 
@@ -147,6 +149,7 @@ func (c *collector) collectCluster(ch chan<- prometheus.Metric, st cluster.Stats
 	c.clusterWriteErrors.emit(ch, float64(st.WriteErrors))
 	c.clusterNodesLost.emit(ch, float64(st.NodesLost))
 	c.clusterMalformed.emit(ch, float64(st.Malformed))
+	c.clusterLookups.emit(ch, float64(st.Lookups))
 }
 
 func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metrics) {

@@ -46,7 +46,7 @@ func snapshot() Sources {
 		},
 		HTTP: func() HTTP { return HTTP{Open: 9, WebSockets: 4, Evicted: 2} },
 		Cluster: func() cluster.Stats {
-			return cluster.Stats{Connected: true, Nodes: 3, Writes: 120, Deletes: 40, WriteErrors: 2, NodesLost: 1, Malformed: 5}
+			return cluster.Stats{Connected: true, Nodes: 3, Writes: 120, Deletes: 40, WriteErrors: 2, NodesLost: 1, Malformed: 5, Lookups: 7}
 		},
 	}
 }
@@ -132,6 +132,9 @@ hostrelay_cluster_nodes_lost_total 1
 # HELP hostrelay_cluster_entries_malformed_total Directory entries and cluster events read from NATS and refused as malformed.
 # TYPE hostrelay_cluster_entries_malformed_total counter
 hostrelay_cluster_entries_malformed_total 5
+# HELP hostrelay_cluster_directory_lookups_total Room codes this node looked up in the cluster directory (joins, spectates and share links of rooms not on this node).
+# TYPE hostrelay_cluster_directory_lookups_total counter
+hostrelay_cluster_directory_lookups_total 7
 `
 	if err := testutil.CollectAndCompare(newCollector(snapshot()), strings.NewReader(want),
 		"hostrelay_lobby_sessions", "hostrelay_lobby_spectators", "hostrelay_lobby_spectates_total",
@@ -140,7 +143,8 @@ hostrelay_cluster_entries_malformed_total 5
 		"hostrelay_turn_connections",
 		"hostrelay_http_connections_shed_total", "hostrelay_cluster_connected", "hostrelay_cluster_nodes",
 		"hostrelay_cluster_directory_writes_total", "hostrelay_cluster_directory_errors_total",
-		"hostrelay_cluster_nodes_lost_total", "hostrelay_cluster_entries_malformed_total"); err != nil {
+		"hostrelay_cluster_nodes_lost_total", "hostrelay_cluster_entries_malformed_total",
+		"hostrelay_cluster_directory_lookups_total"); err != nil {
 		t.Fatal(err)
 	}
 	// Closed connections: each reason for each transport, and the TLS

@@ -161,10 +161,13 @@ func TestAdminRefusals(t *testing.T) {
 	}
 }
 
-// TestAdminFailureLimit: ten wrong tokens from one address are each refused
-// 401; the eleventh is 429 with Retry-After, and so is the right token from
-// there, or the budget would not bound guessing. Right tokens before that
-// cost nothing, and another address is not affected.
+// TestAdminFailureLimit: failures are throttled, not successes (red team,
+// issue 24 finding 8: behind a proxy every client shares one address, and
+// ten wrong tokens from anyone locked the operator out). Ten wrong tokens
+// from one address are each refused 401 (at the limit); past it a wrong
+// token is 429 with Retry-After, however many follow; the right token from
+// the same address works at once, before and after, and costs nothing.
+// Another address has its own budget.
 func TestAdminFailureLimit(t *testing.T) {
 	s := startServer(t, "-admin-token", testAdminToken)
 	a, b := newAdminClient(t, s, "127.0.0.1"), newAdminClient(t, s, "127.0.0.2")
@@ -177,45 +180,89 @@ func TestAdminFailureLimit(t *testing.T) {
 			t.Fatalf("wrong token %d of %d: %d %s, want 401", i+1, adminFailureBurst, status, body)
 		}
 	}
-	h := a.refused(http.MethodGet, path, wrong, http.StatusTooManyRequests, "rate_limited")
-	if h.Get("Retry-After") == "" {
-		t.Fatal("429 without Retry-After")
+	a.overview() // at the limit
+	for i := range 3 * adminFailureBurst {
+		h := a.refused(http.MethodGet, path, wrong, http.StatusTooManyRequests, "rate_limited")
+		if h.Get("Retry-After") == "" {
+			t.Fatalf("past the limit, wrong token %d: 429 without Retry-After", i+1)
+		}
+		a.overview() // a guesser sharing the address does not lock the operator out
 	}
-	a.refused(http.MethodGet, path, "Bearer "+testAdminToken, http.StatusTooManyRequests, "rate_limited")
-	a.refused(http.MethodDelete, "/api/v1/admin/rooms/ABC2345", "Bearer "+testAdminToken, http.StatusTooManyRequests, "rate_limited")
+	if status, _, body := a.do(http.MethodDelete, "/api/v1/admin/rooms/ABC2345", "Bearer "+testAdminToken); status != http.StatusNotFound {
+		t.Fatalf("DELETE with the right token past the limit: %d %s, want 404 (no such room)", status, body)
+	}
 	b.overview()
 	b.refused(http.MethodGet, path, wrong, http.StatusUnauthorized, "invalid_token")
 }
 
+// TestAdminBehindProxy: with -trusted-proxies, clients behind the proxy are
+// told apart by X-Forwarded-For, so one guesser's budget is its own; the
+// right token works from behind the proxy whatever the guesser did.
+func TestAdminBehindProxy(t *testing.T) {
+	s := startServer(t, "-admin-token", testAdminToken, "-trusted-proxies", "127.0.0.3/32")
+	proxy := newAdminClient(t, s, "127.0.0.3")
+	const path = "/api/v1/admin/overview"
+	via := func(client, token string) int {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, proxy.base+path, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "Bearer "+token)
+		req.Header.Set("X-Forwarded-For", client)
+		resp, err := proxy.http.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	for i := range adminFailureBurst {
+		if got := via("198.51.100.7", "admin-token-wrong-wrong-wrong"); got != http.StatusUnauthorized {
+			t.Fatalf("wrong token %d behind the proxy: %d, want 401", i+1, got)
+		}
+	}
+	if got := via("198.51.100.7", "admin-token-wrong-wrong-wrong"); got != http.StatusTooManyRequests {
+		t.Fatalf("past the guesser's limit: %d, want 429", got)
+	}
+	if got := via("198.51.100.8", "admin-token-wrong-wrong-wrong"); got != http.StatusUnauthorized {
+		t.Fatalf("another client behind the proxy: %d, want 401 (a budget of its own)", got)
+	}
+	for _, client := range []string{"198.51.100.7", "198.51.100.9"} {
+		if got := via(client, testAdminToken); got != http.StatusOK {
+			t.Fatalf("the right token from %s behind the proxy: %d, want 200", client, got)
+		}
+	}
+}
+
 // TestFailureLimitRefills: on a simulated clock the budget refills at one
-// try per adminFailureEvery, a success gives its try back, and IPv6
-// addresses of one /64 share a budget.
+// failure per adminFailureEvery, at the limit the next failure is refused
+// with the wait until the next one, and IPv6 addresses of one /64 share a
+// budget.
 func TestFailureLimitRefills(t *testing.T) {
 	l := newFailureLimit(adminFailureEvery, adminFailureBurst)
 	now := time.Unix(1_700_000_000, 0)
 	a := netipMust("2001:db8::1")
 	for i := range adminFailureBurst {
-		if _, ok := l.begin(a, now); !ok {
-			t.Fatalf("try %d refused", i+1)
+		if wait, ok := l.fail(a, now); !ok || wait != 0 {
+			t.Fatalf("failure %d refused (wait %v)", i+1, wait)
 		}
 	}
-	if _, ok := l.begin(netipMust("2001:db8::2"), now); ok {
-		t.Fatal("another address of the same /64 had its own budget")
+	if wait, ok := l.fail(netipMust("2001:db8::2"), now); ok || (wait-adminFailureEvery).Abs() > time.Millisecond {
+		t.Fatalf("another address of the same /64: %v %v, want refused for %v", ok, wait, adminFailureEvery)
 	}
-	if _, ok := l.begin(netipMust("2001:db8:0:1::1"), now); !ok {
+	if _, ok := l.fail(netipMust("2001:db8:0:1::1"), now); !ok {
 		t.Fatal("another /64 was refused")
 	}
-	if _, ok := l.begin(a, now.Add(adminFailureEvery-time.Millisecond)); ok {
-		t.Fatal("refilled early")
+	if wait, ok := l.fail(a, now.Add(adminFailureEvery-time.Second)); ok || (wait-time.Second).Abs() > time.Millisecond {
+		t.Fatalf("a second early: %v %v, want refused for 1s", ok, wait)
 	}
+	// One failure every adminFailureEvery keeps the address at its limit.
 	later := now.Add(adminFailureEvery)
-	try, ok := l.begin(a, later)
-	if !ok {
+	if _, ok := l.fail(a, later); !ok {
 		t.Fatal("not refilled after adminFailureEvery")
 	}
-	try.succeeded(later)
-	if _, ok := l.begin(a, later); !ok {
-		t.Fatal("a success spent the try")
+	if _, ok := l.fail(a, later); ok {
+		t.Fatal("two failures for one refill")
 	}
 }
 

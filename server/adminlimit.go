@@ -7,18 +7,15 @@ import (
 )
 
 // Wrong admin tokens per client network: a burst of adminFailureBurst, then
-// one more every adminFailureEvery. A token is at least 16 bytes, so this is
-// not what stops a guesser; it keeps one from filling the log, and an
-// operator mistyping gets ten tries before a wait.
+// one more every adminFailureEvery; past that a wrong token is answered 429
+// rather than 401 and is not logged. Only failures are throttled: the right
+// token is accepted from any address at any time (adminAuth).
 const (
 	adminFailureBurst = 10
 	adminFailureEvery = 6 * time.Second
 )
 
 // failureLimit keeps a bucket of failures per client network (IPv6: /64).
-// An attempt takes a token before the token is checked and gives it back on
-// success, so concurrent guesses cannot all pass the check on the last
-// token, and an operator who knows the token never spends any.
 type failureLimit struct {
 	every time.Duration
 	burst float64
@@ -46,44 +43,30 @@ func (l *failureLimit) refillLocked(b *bucket, now time.Time) {
 	}
 }
 
-// attempt is one try that took a token; succeeded gives it back.
-type attempt struct {
-	l   *failureLimit
-	key netip.Addr
-}
-
-func (a attempt) succeeded(now time.Time) {
-	a.l.mu.Lock()
-	defer a.l.mu.Unlock()
-	if b, ok := a.l.buckets[a.key]; ok {
-		a.l.refillLocked(b, now)
-		b.tokens = min(a.l.burst, b.tokens+1)
-	}
-}
-
-// begin takes a token of ip's network for a try, or reports false when its
-// budget is spent.
-func (l *failureLimit) begin(ip netip.Addr, now time.Time) (attempt, bool) {
+// fail counts a failure of ip's network: ok while within its budget, else
+// the wait until the budget has room for one more. A refused failure
+// costs nothing more, so a wrong try every adminFailureEvery keeps the
+// network at its limit, no further.
+func (l *failureLimit) fail(ip netip.Addr, now time.Time) (wait time.Duration, ok bool) {
 	key := networkOf(ip)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pruneLocked(now)
-	b, ok := l.buckets[key]
-	if !ok {
+	b, found := l.buckets[key]
+	if !found {
 		b = &bucket{tokens: l.burst, at: now}
 		l.buckets[key] = b
 	}
 	l.refillLocked(b, now)
 	if b.tokens < 1 {
-		return attempt{}, false
+		return time.Duration((1 - b.tokens) * float64(l.every)), false
 	}
 	b.tokens--
-	return attempt{l: l, key: key}, true
+	return 0, true
 }
 
 // pruneLocked drops full buckets, which hold no information, so addresses
-// sprayed at the API cannot grow the map forever. (A try in flight whose
-// bucket goes finds none to give its token back to: it had a full one.)
+// sprayed at the API cannot grow the map forever.
 func (l *failureLimit) pruneLocked(now time.Time) {
 	if now.Sub(l.lastPrune) < time.Minute {
 		return

@@ -125,7 +125,7 @@ func (l *clusterLink) Origins() []string          { return l.c.Origins() }
 func location(w cluster.Where, n cluster.Node) signaling.Location {
 	switch w {
 	case cluster.Elsewhere:
-		return signaling.Location{URL: n.WS, Region: n.Region}
+		return signaling.Location{URL: n.WS, Region: n.Region, Base: n.URL}
 	case cluster.Lost:
 		return signaling.Location{Lost: true}
 	}
@@ -211,31 +211,18 @@ func (s *Server) handleNodes(c echo.Context) error {
 // the room's node; "" when the room is here, unknown or lost (the page
 // then says so itself).
 func (s *Server) shareLinkElsewhere(ctx context.Context, remote netip.Addr, code, rawQuery string) string {
-	cl := s.clusterNode()
-	if cl == nil {
+	if s.clusterNode() == nil {
+		return "" // a single node: the page's join looks the code up
+	}
+	// A redirect tells a code exists, so the lookup is the lobby's join's
+	// own (FindRoom): it costs a guesser's failed-join budget, shared by
+	// every node, and past it the page is served without a lookup.
+	f, err := s.hub.FindRoom(ctx, remote, code)
+	if err != nil || f.Lost || f.Base == "" {
 		return ""
 	}
-	code, ok := protocol.NormalizeRoomCode(code)
-	if !ok || s.hub.HasRoom(code) {
-		return ""
-	}
-	// A redirect tells a code exists, so it costs what a join by code
-	// costs: a guesser's failed-join budget (shared by every node) ends
-	// its lookups here too.
-	if !s.hub.CodeLookupAllowed(remote) {
-		return ""
-	}
-	w, n, err := cl.Locate(ctx, code)
-	if err != nil {
-		return ""
-	}
-	if w == cluster.Nowhere {
-		s.hub.CodeLookupFailed(remote)
-	}
-	if w != cluster.Elsewhere || n.URL == "" {
-		return ""
-	}
-	to := n.URL + "/r/" + code
+	code, _ = protocol.NormalizeRoomCode(code)
+	to := f.Base + "/r/" + code
 	if rawQuery != "" {
 		to += "?" + rawQuery
 	}

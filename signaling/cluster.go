@@ -48,6 +48,9 @@ type Location struct {
 	URL    string
 	Region string
 	Lost   bool
+	// Base is the node's public base URL (https://eu1.example.com), where
+	// a share link is sent on to.
+	Base string
 }
 
 // elsewhere is the reply that sends a client to loc, or says the room is
@@ -106,22 +109,70 @@ func (h *Hub) releaseCode(code string) {
 	}
 }
 
-// locate finds a room code that is not on this node, before the lock. A
-// malformed code or a code of this node needs no lookup (zero Location).
-func (h *Hub) locate(code string) (Location, error) {
-	c := h.cfg.Cluster
-	code, ok := protocol.NormalizeRoomCode(code)
-	if c == nil || !ok || h.HasRoom(code) {
-		return Location{}, nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), clusterCallTimeout)
+// Found is where a room code led (FindRoom): to a room on this node, to
+// another node (Location.URL), to a room lost with its node, or nowhere
+// (the zero Found).
+type Found struct {
+	Here bool
+	Location
+}
+
+// errJoinFailuresSpent refuses a lookup from an address whose failed-join
+// budget is spent.
+var errJoinFailuresSpent = fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
+
+// FindRoom finds the room with this code for remote: on this node or, in a
+// cluster, in the directory. It is the one place a code is looked up for a
+// join, a spectate or a share link, so the failed-join budget is spent in
+// one place: a token is taken before the lookup (refused rate_limited when
+// none is left) and given back when the code leads somewhere (here,
+// elsewhere or lost), so concurrent guesses from one address reach the
+// directory at most as many times as the budget has tokens. A code that is
+// malformed or leads nowhere spends the token here and on every other node.
+func (h *Hub) FindRoom(ctx context.Context, remote netip.Addr, code string) (Found, error) {
+	ctx, cancel := context.WithTimeout(ctx, clusterCallTimeout)
 	defer cancel()
+	tok, ok := h.joinFailures.hold(ctx, remote, h.cfg.Now)
+	if !ok {
+		h.counters.limited(limitFailedJoinsPerIP)
+		return Found{}, errJoinFailuresSpent
+	}
+	f, err := h.lookUp(ctx, code)
+	switch {
+	case err != nil:
+		// The lookup told nothing: not the guesser's failure.
+		tok.settle(true, h.cfg.Now())
+		return Found{}, err
+	case f == Found{}:
+		tok.settle(false, h.cfg.Now())
+		if h.cfg.Cluster != nil {
+			h.cfg.Cluster.JoinFailed(remote)
+		}
+	default:
+		tok.settle(true, h.cfg.Now())
+	}
+	return f, nil
+}
+
+// lookUp is FindRoom's lookup, with no budget.
+func (h *Hub) lookUp(ctx context.Context, code string) (Found, error) {
+	code, ok := protocol.NormalizeRoomCode(code)
+	if !ok {
+		return Found{}, nil
+	}
+	if h.HasRoom(code) {
+		return Found{Here: true}, nil
+	}
+	c := h.cfg.Cluster
+	if c == nil {
+		return Found{}, nil
+	}
 	loc, err := c.Locate(ctx, code)
 	if err != nil {
 		h.log.Warn("room lookup failed", "room", code, "err", err)
-		return Location{}, errUnavailable
+		return Found{}, errUnavailable
 	}
-	return loc, nil
+	return Found{Location: loc}, nil
 }
 
 // HasRoom reports whether a room with this code is on this node.
@@ -298,12 +349,8 @@ func (h *Hub) self() (node, region string) {
 	return h.cfg.Cluster.Self()
 }
 
-// CodeLookupAllowed reports whether remote may look a code up (its
-// failed-join budget has a token): for lookups outside the lobby, such as
-// a share link sent on to another node.
+// CodeLookupAllowed reports whether remote's failed-join budget has a
+// token left.
 func (h *Hub) CodeLookupAllowed(remote netip.Addr) bool {
 	return h.joinFailures.allowed(remote, h.cfg.Now())
 }
-
-// CodeLookupFailed spends a failed lookup of remote, here and cluster-wide.
-func (h *Hub) CodeLookupFailed(remote netip.Addr) { h.spendJoinFailure(remote) }

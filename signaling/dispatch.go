@@ -47,8 +47,8 @@ type prep struct {
 	// code is a room code claimed in the cluster for a room this request
 	// may make; released unless a room takes it (serve, quickPlay).
 	code string
-	// where is a room code's node when it is not this one (cluster.go).
-	where  Location
+	// found is where a room code led (FindRoom).
+	found  Found
 	ice    protocol.ICE
 	ices   map[*Session]protocol.ICE // quick play: the sender's party too
 	remote netip.Addr

@@ -1,6 +1,7 @@
 package signaling
 
 import (
+	"context"
 	"fmt"
 	"net/netip"
 	"strings"
@@ -92,20 +93,39 @@ func (h *Hub) newRoomLocked(s *Session, code, name string, maxPlayers int, publi
 	return r, nil
 }
 
-// beforeJoinRoom refuses early, before any work is spent on a guesser
-// whose budget is gone; the check that counts is repeated under the lock.
+// beforeJoinRoom spends the join budgets and looks the code up (FindRoom),
+// outside the lock: the lookup may wait for the cluster directory.
 func beforeJoinRoom(s *Session, m *protocol.JoinRoom) (prep, error) {
-	p, host, err := spendJoinBudgets(s)
+	p, host, err := findRoomBefore(s, m, &m.Code)
 	if err != nil {
 		return prep{}, err
 	}
-	if p.where, err = s.hub.locate(m.Code); err != nil {
-		return prep{}, err
-	}
-	if p.where == (Location{}) {
+	if p.found.Here {
 		p.ice = s.hub.cfg.ICE(s.id, host) // signed only for a room here
 	}
 	return p, nil
+}
+
+// findRoomBefore is the part of a request naming a room code (joinRoom,
+// spectate) that runs before the lock: the join budgets, a malformed
+// request refused (a failed join), then the lookup, which takes the
+// failed-join token up front and gives it back when the room exists.
+// Validate normalises *code, so it is read after.
+func findRoomBefore(s *Session, m interface{ Validate() error }, code *string) (prep, string, error) {
+	p, host, err := spendJoinBudgets(s)
+	if err != nil {
+		return prep{}, "", err
+	}
+	h := s.hub
+	if err := m.Validate(); err != nil {
+		h.spendJoinFailure(p.remote)
+		return prep{}, "", err
+	}
+	// A link has no context of its own; FindRoom bounds its waits.
+	if p.found, err = h.FindRoom(context.Background(), p.remote, *code); err != nil {
+		return prep{}, "", err
+	}
+	return p, host, nil
 }
 
 // spendJoinBudgets is what a request naming a room or party code spends
@@ -129,34 +149,23 @@ func spendJoinBudgets(s *Session) (prep, string, error) {
 
 func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	s, h, m := q.s, q.h, q.m
-	remote, now := q.prep.remote, q.prep.now
-	// The failed-join budget is checked before the code is looked up, so a
-	// guesser learns nothing once it is spent, not even whether a code
-	// exists. Check and spend both run under Hub.mu, which every join
-	// holds, so concurrent guesses cannot all pass the check on the last
-	// token (48 at once checked up to 48 codes against a budget of 14).
-	// Taking a token before the lookup and refunding it on success would
-	// refuse honest players joining together from one address.
-	if err := h.codeLookupGate(remote, now, m); err != nil {
-		return reply{}, err
-	}
+	remote := q.prep.remote
+	// The code was looked up before the lock (findRoomBefore), its
+	// failed-join token taken first: a guesser whose budget is spent never
+	// got this far and learns nothing, not even whether a code exists.
 	if s.room != nil {
 		return reply{}, fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" first")
 	}
 	if s.name == "" {
 		return reply{}, fail(protocol.CodeNameRequired, "choose a name first (hello.name or setName)")
 	}
-	r, ok := h.rooms[m.Code]
-	if !ok {
-		if err := elsewhere("room", m.Code, q.prep.where); err != nil {
-			return reply{}, err
-		}
-		h.spendJoinFailure(remote)
-		return reply{}, fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
+	r, err := h.foundRoomLocked(remote, m.Code, q.prep.found)
+	if err != nil {
+		return reply{}, err
 	}
 	if q.prep.ice.TTL == 0 && len(q.prep.ice.Servers) == 0 {
-		// Located elsewhere before the lock, but made here since (a code
-		// cannot move, so this is a reuse after the other room closed).
+		// Not here at the lookup, but made here since (a code cannot move,
+		// so this is a reuse after another node's room closed).
 		q.prep.ice = h.cfg.ICE(s.id, s.host)
 	}
 	if r.banned(s) {
@@ -267,10 +276,26 @@ func relaySignal(q req[protocol.Signal]) (reply, error) {
 	return okReply(), nil
 }
 
-// codeLookupGate is what every request that looks up a code (a room's, a
-// party's) passes first, under Hub.mu: the address's failed-join budget
-// must have a token left, and a malformed request spends one. The lookup
-// that follows spends one for a code that does not exist.
+// foundRoomLocked is the room FindRoom found here, or the reply for a code
+// that led elsewhere or nowhere. A room closed since the lookup gave its
+// token back is a failed join after all, and spends one now.
+func (h *Hub) foundRoomLocked(remote netip.Addr, code string, f Found) (*room, error) {
+	if r, ok := h.rooms[code]; ok {
+		return r, nil
+	}
+	if err := elsewhere("room", code, f.Location); err != nil {
+		return nil, err
+	}
+	if f.Here {
+		h.spendJoinFailure(remote)
+	}
+	return nil, fail(protocol.CodeRoomNotFound, "no room with code "+code)
+}
+
+// codeLookupGate is what a request that looks up a party code passes
+// first, under Hub.mu: the address's failed-join budget must have a token
+// left, and a malformed request spends one. The lookup that follows spends
+// one for a code that does not exist.
 func (h *Hub) codeLookupGate(remote netip.Addr, now time.Time, m interface{ Validate() error }) error {
 	if !h.joinFailures.allowed(remote, now) {
 		h.counters.limited(limitFailedJoinsPerIP)

@@ -106,8 +106,9 @@ func beforeJoinParty(s *Session, _ *protocol.JoinParty) (prep, error) {
 func joinParty(q req[protocol.JoinParty]) (reply, error) {
 	s, h, m := q.s, q.h, q.m
 	remote, now := q.prep.remote, q.prep.now
-	// As joinRoom: the failed-join budget is checked and spent under the
-	// lock, before the code is looked up.
+	// Parties are local, so the lookup is under the lock: checking the
+	// failed-join budget and spending it there is one step (FindRoom's
+	// up-front token is for lookups that wait outside it).
 	if err := h.codeLookupGate(remote, now, m); err != nil {
 		return reply{}, err
 	}

@@ -45,3 +45,43 @@ func TestIPLimiterTake(t *testing.T) {
 		t.Fatal("a second did not refill exactly one token")
 	}
 }
+
+// hold takes a token before a lookup: of many concurrent holds that all
+// spend, exactly the budget get one; holds that give theirs back let every
+// waiter through, one after another, and leave the budget whole.
+func TestIPLimiterHold(t *testing.T) {
+	const burst = 3
+	now := func() time.Time { return time.Unix(1795000000, 0) }
+	ip := netip.MustParseAddr("203.0.113.8")
+	run := func(l *ipLimiter, refund bool) int32 {
+		var got atomic.Int32
+		var wg sync.WaitGroup
+		for range 200 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				if tok, ok := l.hold(t.Context(), ip, now); ok {
+					got.Add(1)
+					tok.settle(refund, now())
+				}
+			}()
+		}
+		wg.Wait()
+		return got.Load()
+	}
+	found := newIPLimiter(time.Second, burst)
+	if got := run(found, true); got != 200 {
+		t.Fatalf("%d of 200 holds that found their room got a token, want all", got)
+	}
+	if !found.take(ip, now()) || !found.take(ip, now()) || !found.take(ip, now()) || found.take(ip, now()) {
+		t.Fatal("refunds did not leave the budget exactly whole")
+	}
+	spent := newIPLimiter(time.Second, burst)
+	if got := run(spent, false); got != burst {
+		t.Fatalf("%d of 200 holds that found nothing got a token, want the budget %d", got, burst)
+	}
+	// Past the limit with nothing in flight: refused at once.
+	if _, ok := spent.hold(t.Context(), ip, now); ok {
+		t.Fatal("held past the budget")
+	}
+}

@@ -246,38 +246,22 @@ func (h *Hub) endStreamLocked(r *room, reason string) {
 }
 
 func beforeSpectate(s *Session, m *protocol.Spectate) (prep, error) {
-	p, _, err := spendJoinBudgets(s)
-	if err != nil {
-		return prep{}, err
-	}
-	p.where, err = s.hub.locate(m.Code)
+	p, _, err := findRoomBefore(s, m, &m.Code)
 	return p, err
 }
 
-// spectate makes the sender a spectator of a room. A code is checked
-// against the failed-join budget as in joinRoom: watching must not become a
+// spectate makes the sender a spectator of a room. A code is looked up as
+// in joinRoom, against the failed-join budget: watching must not become a
 // way to guess codes.
 func spectate(q req[protocol.Spectate]) (reply, error) {
 	s, h, m := q.s, q.h, q.m
-	remote, now := q.prep.remote, q.prep.now
-	if !h.joinFailures.allowed(remote, now) {
-		h.counters.limited(limitFailedJoinsPerIP)
-		return reply{}, fail(protocol.CodeRateLimited, "too many failed joins from your network; wait a minute")
-	}
-	if err := m.Validate(); err != nil {
-		h.spendJoinFailure(remote)
-		return reply{}, err
-	}
+	remote := q.prep.remote
 	if s.room != nil {
 		return reply{}, fail(protocol.CodeAlreadyInRoom, "leave room "+s.room.code+" before watching one")
 	}
-	r, ok := h.rooms[m.Code]
-	if !ok {
-		if err := elsewhere("room", m.Code, q.prep.where); err != nil {
-			return reply{}, err
-		}
-		h.spendJoinFailure(remote)
-		return reply{}, fail(protocol.CodeRoomNotFound, "no room with code "+m.Code)
+	r, err := h.foundRoomLocked(remote, m.Code, q.prep.found)
+	if err != nil {
+		return reply{}, err
 	}
 	if r.banned(s) {
 		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
