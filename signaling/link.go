@@ -1,7 +1,6 @@
 package signaling
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -19,18 +18,17 @@ import (
 // link is one WebSocket connection. A Session outlives its links: when a
 // link drops, the session's seat is held and a new link can resume it.
 //
-// An idle link costs one goroutine parked 2 KiB deep, waiting for its
-// socket, so that ten thousand idle players stay cheap: messages are read
-// and handled on a goroutine that lives for one message, a writer goroutine
-// exists only while frames are queued, and a ping's goroutine lives for one
-// ping.
+// A link reads with one goroutine, parked in coder/websocket's Read while
+// the client is quiet; each message is handled on a goroutine that lives for
+// that message, so that the reader's stack stays at the 4 KiB a read needs
+// (a handler that encodes a Welcome grows its stack to 8 KiB, and the GC
+// never shrinks a parked reader's back). A writer goroutine exists only
+// while frames are queued, and a ping's goroutine lives for one ping.
 type link struct {
 	hub    *Hub
 	conn   *websocket.Conn
-	out    *frameWriter  // under conn's writes: the writer holds it per burst
-	in     *bufio.Reader // conn's read buffer
-	watch  *frameWatch   // under in
-	ready  *readiness    // the socket's; nil: the reader parks in conn.Read
+	out    *frameWriter // under conn's writes: the writer holds it per burst
+	meter  *wireMeter   // under conn's reads
 	remote netip.Addr
 	host   string // Host header, for TURN URLs
 
@@ -54,10 +52,6 @@ type link struct {
 	// once the queue is below readPause or the writer stops.
 	drained chan struct{}
 	stopped bool // run is winding down: start no more goroutines
-	// closing is set before conn.Close, which reads the client's frames
-	// until its close frame comes: from then on only coder/websocket may
-	// touch the read buffer.
-	closing bool
 	wg      sync.WaitGroup
 
 	// writeTimer aborts a write the peer does not take within WriteTimeout.
@@ -96,8 +90,8 @@ type link struct {
 }
 
 func newLink(h *Hub, conn *websocket.Conn, bufs *smallBuffers, remote netip.Addr, host string) *link {
-	l := &link{hub: h, conn: conn, out: bufs.out, in: bufs.in, watch: bufs.watch, ready: bufs.ready, remote: remote, host: host}
-	l.watch.meter.link = l
+	l := &link{hub: h, conn: conn, out: bufs.out, meter: &bufs.conn.meter, remote: remote, host: host}
+	l.meter.link = l
 	l.nextPing.Store(time.Now().Add(h.cfg.PingInterval).UnixNano())
 	return l
 }
@@ -107,7 +101,7 @@ func newLink(h *Hub, conn *websocket.Conn, bufs *smallBuffers, remote netip.Addr
 func (l *link) run() {
 	err := l.readLoop(context.Background())
 	if errors.Is(err, errWireFlood) {
-		why := l.watch.meter.why
+		why := l.meter.why
 		l.hub.log.Info("closing: too many frames", "remote", l.remote, "rule", why)
 		l.reply(0, protocol.Error{Code: protocol.CodeRateLimited, Message: why})
 		// Here, not in kill's goroutine: the writer stops once run winds
@@ -187,64 +181,18 @@ func (l *link) readLoop(ctx context.Context) error {
 // read it without the lock.
 func (l *link) current() *Session { return l.session }
 
-// readOne reads and handles one message. Only connection failures end the
-// link; bad frames are answered with an Error and counted.
-//
-// The reading and handling happen on a goroutine of their own, and this one
-// waits, so that the goroutine a link keeps for its life stays at its first
-// 2 KiB of stack. Where the socket's readiness can be waited for, this one
-// waits for it (a few frames deep), and the message is read once bytes have
-// come; a control frame alone gives coder/websocket's Read frameWatch's wake
-// frame to return. Otherwise it parks in Read, which needs 4 KiB, and only
-// the handler runs on its own: a handler that encodes a Welcome or a room
-// (msgpack by reflection) grows a stack to 8 KiB, and the GC never shrinks a
-// parked reader's back while 2 KiB + 800 B are in use. Measured per idle
-// session: 8.0 KiB of stack with handlers inline, 4 KiB with the handler on
-// its own goroutine, 2 KiB waiting for readiness.
+// readOne reads one message and handles it on a goroutine of its own (see
+// link). Only connection failures end the link; bad frames are answered
+// with an Error and counted. An empty message is the client's, and is
+// refused as not msgpack.
 func (l *link) readOne(ctx context.Context) error {
 	l.awaitWriter()
-	if l.ready == nil {
-		typ, frame, err := l.read(ctx)
-		if err == nil && frame != nil {
-			l.onOwnGoroutine(func() { l.handle(typ, frame) })
-		}
+	typ, frame, err := l.conn.Read(ctx)
+	if err != nil {
 		return err
 	}
-	if !l.buffered() {
-		l.ready.wait()
-	}
-	var err error
-	l.onOwnGoroutine(func() {
-		var typ websocket.MessageType
-		var frame []byte
-		if typ, frame, err = l.read(ctx); err == nil && frame != nil {
-			l.handle(typ, frame)
-		}
-	})
-	return err
-}
-
-// read reads a message; a nil frame with no error is frameWatch's wake
-// frame, not the client's (an empty message from the client is not nil).
-func (l *link) read(ctx context.Context) (websocket.MessageType, []byte, error) {
-	typ, frame, err := l.conn.Read(ctx)
-	if err == nil && len(frame) == 0 {
-		if l.watch.woke() {
-			return typ, nil, nil
-		}
-		frame = []byte{}
-	}
-	return typ, frame, err
-}
-
-// buffered reports whether the read buffer or the watch under it holds
-// bytes the socket will not signal again. While conn.Close reads, neither is
-// the link's to look at: then it reports true, and the read that follows
-// ends the link.
-func (l *link) buffered() bool {
-	l.qmu.Lock()
-	defer l.qmu.Unlock()
-	return l.closing || l.in.Buffered() > 0 || l.watch.holds()
+	l.onOwnGoroutine(func() { l.handle(typ, frame) })
+	return nil
 }
 
 // onOwnGoroutine runs f on a new goroutine and waits for it.
@@ -513,9 +461,6 @@ func (l *link) kill(code websocket.StatusCode, reason string) {
 			// Give queued frames (an Error explaining the close) a moment to
 			// leave before the close frame.
 			l.flush(100 * time.Millisecond)
-			l.qmu.Lock()
-			l.closing = true
-			l.qmu.Unlock()
 			closeBounded(l.conn, l.out.conn, code, reason)
 		}()
 	}
@@ -528,10 +473,9 @@ const closeHandshakeWait = 5 * time.Second
 // closeHandshakeWait to read the client's close frame. coder/websocket times
 // the handshake's frame headers but not its skipping of a data frame's
 // payload: a client that answered the close frame with the start of a large
-// message and then nothing would hold it forever. (A reader parked in Read
-// used to hold the read lock, and Close gave up waiting for it after 5 s; an
-// idle link holds none.) raw is the hijacked connection under conn: its
-// deadline also ends the link's wait for the socket, and its next read.
+// message and then nothing would hold it forever. raw is the hijacked
+// connection under conn: its deadline also ends the link's own read, which
+// holds coder/websocket's read lock while the client says nothing.
 func closeBounded(conn *websocket.Conn, raw net.Conn, code websocket.StatusCode, reason string) {
 	_ = raw.SetReadDeadline(time.Now().Add(closeHandshakeWait))
 	_ = conn.Close(code, reason)

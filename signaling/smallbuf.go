@@ -8,13 +8,13 @@ import (
 	"sync"
 )
 
-// linkBuffer is the size of a connection's read buffer. coder/websocket
-// keeps the buffers the HTTP server hands over on hijack (4 KiB each) for
-// the connection's whole life, and an idle connection should not pay for
-// them. 16 bytes (bufio's least) hold any frame header: a frame then takes
-// two reads, its header and start, then the rest straight from the socket
-// into coder/websocket's own buffer. Issue 16 took it from 1 KiB to 16 B,
-// and measured the lobby fan-out (a read per chat line, ten writes) with it.
+// linkBuffer is the size of the read buffer Hijack hands over. The HTTP
+// server's are 4 KiB each, kept for the connection's whole life by whoever
+// reads through them, and an idle connection should not pay for them. 16
+// bytes (bufio's least) hold any frame header: a frame then takes two
+// reads, its header and start, then the rest straight from the socket.
+// Issue 16 took it from 1 KiB to 16 B, and measured the lobby fan-out (a
+// read per chat line, ten writes) with it.
 const linkBuffer = 16
 
 // writeBuffer is the size of the buffer coder/websocket writes through: a
@@ -23,54 +23,37 @@ const linkBuffer = 16
 const writeBuffer = 16
 
 // smallBuffers makes Hijack return small buffers for the hijacked
-// connection; the rest of the ResponseWriter is w's. out is the frameWriter
-// under the write buffer, once hijacked.
+// connection; the rest of the ResponseWriter is w's. Once hijacked, out is
+// the frameWriter under the write buffer and conn the metered connection
+// under the read buffer.
 type smallBuffers struct {
 	http.ResponseWriter
 	pool *sync.Pool // the hub's, for frameWriter
 
-	// Once hijacked: the frameWriter under the write buffer, the read
-	// buffer, the frameWatch under it, and the socket's readiness (nil
-	// where a link cannot wait for it).
-	out   *frameWriter
-	in    *bufio.Reader
-	watch *frameWatch
-	ready *readiness
+	out  *frameWriter
+	conn *meteredConn
 }
 
 // Unwrap lets http.ResponseController and coder/websocket see w.
 func (s *smallBuffers) Unwrap() http.ResponseWriter { return s.ResponseWriter }
 
-// Hijack hijacks w. The connection it returns reads through a frameWatch,
-// which first hands on any bytes the HTTP server already read ahead;
-// coder/websocket puts its read buffer straight on it. The buffer must be
-// empty on return: coder/websocket moves what it holds into a reader of its
-// own, where a link waiting for its socket would not see it.
+// Hijack hijacks w. The connection it returns reads through the link's
+// wire meter, which first hands on any bytes the HTTP server already read
+// ahead, so that whatever buffer coder/websocket reads through, every frame
+// of the client's passes the meter.
 func (s *smallBuffers) Hijack() (net.Conn, *bufio.ReadWriter, error) {
 	conn, brw, err := http.NewResponseController(s.ResponseWriter).Hijack()
 	if err != nil {
 		return nil, nil, err
 	}
 	s.out = &frameWriter{conn: conn, pool: s.pool}
-	s.ready = newReadiness(conn)
-	s.watch = newFrameWatch(conn)
+	s.conn = &meteredConn{Conn: conn}
 	if n := brw.Reader.Buffered(); n > 0 {
 		ahead, _ := brw.Reader.Peek(n)
-		s.watch.ahead = bytes.Clone(ahead)
+		s.conn.ahead = bytes.Clone(ahead)
 	}
-	watched := &watchedConn{Conn: conn, watch: s.watch}
-	s.in = bufio.NewReaderSize(watched, linkBuffer)
-	return watched, bufio.NewReadWriter(s.in, bufio.NewWriterSize(s.out, writeBuffer)), nil
+	return s.conn, bufio.NewReadWriter(bufio.NewReaderSize(s.conn, linkBuffer), bufio.NewWriterSize(s.out, writeBuffer)), nil
 }
-
-// watchedConn is a hijacked connection whose reads pass through a
-// frameWatch.
-type watchedConn struct {
-	net.Conn
-	watch *frameWatch
-}
-
-func (c *watchedConn) Read(p []byte) (int, error) { return c.watch.Read(p) }
 
 // frameWriter is what coder/websocket's write buffer flushes to. While the
 // link's writer holds it, writes gather in a pooled buffer and go out in one

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net"
 	"sync/atomic"
 )
 
@@ -20,6 +21,36 @@ const MaxFramesPerMessage = 32
 // its budget allows (see wireMeter). The link closes with 1008.
 var errWireFlood = errors.New("signaling: too many frames")
 
+// meteredConn is a hijacked connection whose bytes pass a wireMeter on their
+// way to coder/websocket, which reads them as it would the socket's: the
+// meter only counts, and ends the reads once the client floods.
+type meteredConn struct {
+	net.Conn
+	// ahead is what the HTTP server read past the upgrade request (the
+	// Hijack's buffered bytes, which net/http documents): the client's
+	// first frames, passed first.
+	ahead []byte
+	meter wireMeter
+}
+
+func (c *meteredConn) Read(p []byte) (int, error) {
+	if len(c.ahead) > 0 {
+		n := copy(p, c.ahead)
+		if c.ahead = c.ahead[n:]; len(c.ahead) == 0 {
+			c.ahead = nil
+		}
+		if err := c.meter.observe(p[:n]); err != nil {
+			return 0, err
+		}
+		return n, nil
+	}
+	n, err := c.Conn.Read(p)
+	if merr := c.meter.observe(p[:n]); merr != nil {
+		return 0, merr
+	}
+	return n, err
+}
+
 // frameScanner follows the WebSocket frames (RFC 6455 §5.2) in a client's
 // byte stream as the bytes pass, without changing them: whatever the bytes,
 // it holds at most one frame header and a few counters. coder/websocket
@@ -32,8 +63,6 @@ type frameScanner struct {
 	left       uint64 // payload bytes of the current frame still to come
 	control    bool   // the current frame is a control frame
 	fragmented bool   // inside a data message whose final frame has not come
-	// afterControl: the bytes passed so far end with a whole control frame.
-	afterControl bool
 }
 
 // maxFrameHeader is the longest WebSocket frame header: 2 bytes, a 64-bit
@@ -64,12 +93,8 @@ func (s *frameScanner) scan(p []byte, onHead func(frameHead)) {
 			k := min(uint64(len(p)), s.left)
 			s.left -= k
 			p = p[k:]
-			if s.left == 0 {
-				s.afterControl = s.control
-			}
 			continue
 		}
-		s.afterControl = false
 		if s.have == 0 {
 			s.need = 2
 		}
@@ -115,9 +140,6 @@ func (s *frameScanner) headerDone() frameHead {
 	s.control = h.isControl()
 	if !s.control {
 		s.fragmented = !h.fin
-	}
-	if s.left == 0 {
-		s.afterControl = s.control
 	}
 	return h
 }
@@ -166,7 +188,7 @@ func (m *wireMeter) observe(p []byte) error {
 // frame charges one frame header.
 func (m *wireMeter) frame(h frameHead) {
 	if m.link == nil || m.flooded.Load() {
-		return // no link yet: nothing to charge (the fuzz tests' watch)
+		return // no link yet: nothing to charge (the fuzz test's scan)
 	}
 	switch {
 	case h.opcode == opPong && m.link.pongDue.CompareAndSwap(true, false):

@@ -11,6 +11,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -43,8 +44,22 @@ func New(t testing.TB) Certs {
 // its common name) valid from an hour ago for validFor.
 func NewFor(t testing.TB, validFor time.Duration, hosts ...string) Certs {
 	t.Helper()
+	c, err := Write(t.TempDir(), validFor, hosts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// Write makes a CA and a leaf for hosts valid from an hour ago for
+// validFor, and writes them to dir: NewFor for a program that is not a test
+// (the bench's TLS runs).
+func Write(dir string, validFor time.Duration, hosts ...string) (Certs, error) {
 	now := time.Now()
-	caKey := newKey(t)
+	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Certs{}, fmt.Errorf("testcert: %w", err)
+	}
 	caTmpl := &x509.Certificate{
 		SerialNumber:          big.NewInt(1),
 		Subject:               pkix.Name{CommonName: "hostrelay test CA"},
@@ -56,14 +71,17 @@ func NewFor(t testing.TB, validFor time.Duration, hosts ...string) Certs {
 	}
 	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return Certs{}, fmt.Errorf("testcert: CA: %w", err)
 	}
 	ca, err := x509.ParseCertificate(caDER)
 	if err != nil {
-		t.Fatal(err)
+		return Certs{}, fmt.Errorf("testcert: CA: %w", err)
 	}
 
-	leafKey := newKey(t)
+	leafKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		return Certs{}, fmt.Errorf("testcert: %w", err)
+	}
 	leafTmpl := &x509.Certificate{
 		SerialNumber: big.NewInt(2),
 		Subject:      pkix.Name{CommonName: hosts[0]},
@@ -81,14 +99,13 @@ func NewFor(t testing.TB, validFor time.Duration, hosts ...string) Certs {
 	}
 	leafDER, err := x509.CreateCertificate(rand.Reader, leafTmpl, ca, &leafKey.PublicKey, caKey)
 	if err != nil {
-		t.Fatal(err)
+		return Certs{}, fmt.Errorf("testcert: leaf: %w", err)
 	}
 	keyDER, err := x509.MarshalPKCS8PrivateKey(leafKey)
 	if err != nil {
-		t.Fatal(err)
+		return Certs{}, fmt.Errorf("testcert: leaf key: %w", err)
 	}
 
-	dir := t.TempDir()
 	c := Certs{
 		CertFile: filepath.Join(dir, "cert.pem"),
 		KeyFile:  filepath.Join(dir, "key.pem"),
@@ -97,33 +114,20 @@ func NewFor(t testing.TB, validFor time.Duration, hosts ...string) Certs {
 	}
 	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: leafDER})
 	keyPEM := pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: keyDER})
-	write(t, c.CertFile, certPEM)
-	write(t, c.KeyFile, keyPEM)
-	write(t, c.CAFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
+	for path, b := range map[string][]byte{c.CertFile: certPEM, c.KeyFile: keyPEM,
+		c.CAFile: pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER})} {
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			return Certs{}, fmt.Errorf("testcert: %w", err)
+		}
+	}
 	c.Pool.AddCert(ca)
 	if c.Leaf, err = tls.X509KeyPair(certPEM, keyPEM); err != nil {
-		t.Fatal(err)
+		return Certs{}, fmt.Errorf("testcert: %w", err)
 	}
-	return c
+	return c, nil
 }
 
 // ClientConfig trusts the CA and expects the server to be serverName.
 func (c Certs) ClientConfig(serverName string) *tls.Config {
 	return &tls.Config{RootCAs: c.Pool, ServerName: serverName, MinVersion: tls.VersionTLS12}
-}
-
-func newKey(t testing.TB) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
-}
-
-func write(t testing.TB, path string, b []byte) {
-	t.Helper()
-	if err := os.WriteFile(path, b, 0o600); err != nil {
-		t.Fatal(err)
-	}
 }

@@ -27,7 +27,7 @@ func main() {
 	serverCPU := flag.Int("server-cpu", 0, "core the servers are pinned to")
 	loadCPU := flag.Int("load-cpu", 1, "core the load runs on (this process and the browser)")
 	quick := flag.Bool("quick", false, "short steps and small counts: checks the rig, figures meaningless")
-	sections := flag.String("sections", "forward,latency,cycles,lobby,browser,capacity,cluster", "sections to run")
+	sections := flag.String("sections", "forward,latency,cycles,lobby,browser,capacity,cluster", "sections to run (idle: lobby's idle sessions alone)")
 	jsonOut := flag.String("json", "", "also write the results as JSON here")
 	capacityGen := flag.String("capacity-generator", "mux",
 		"capacity load: mux (every allocation an address of one loopback socket) or sockets (a socket per allocation)")
@@ -56,6 +56,8 @@ func main() {
 			err = d.cycles(ctx)
 		case "lobby":
 			err = d.lobby(ctx)
+		case "idle": // lobby's first half alone
+			err = d.idle(ctx)
 		case "browser":
 			err = d.browser(ctx, *root)
 		case "capacity":

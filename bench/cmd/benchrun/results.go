@@ -263,16 +263,33 @@ func (r *Results) Table(w io.Writer) {
 	if o, c := r.AllocMem["ours"], r.AllocMem["coturn"]; o > 0 || c > 0 {
 		row("RSS per 1,000 live allocations (permission + channel each)", mb(o), mb(c), "", ratio(o, c), "", "")
 	}
-	if o, b := r.Idle["ours"], r.Idle["bare"]; o.Sessions > 0 {
-		row(fmt.Sprintf("idle lobby session, %d sessions: RSS per session", o.Sessions),
-			kb(o.RSSPerSession), "", kb(b.RSSPerSession), "", ratio(o.RSSPerSession, b.RSSPerSession),
-			"≤ 10 KB: "+verdict(o.RSSPerSession <= 10*1024))
-		row("idle lobby session: Go heap + stacks per session (goroutines)",
-			fmt.Sprintf("%s + %s (%.0f)", kb(o.HeapPerSession), kb(o.StackPerSession), o.GoroutinesPer), "",
-			fmt.Sprintf("%s + %s (%.0f)", kb(b.HeapPerSession), kb(b.StackPerSession), b.GoroutinesPer), "", "", "")
+	for _, over := range []string{"", "-tls"} {
+		o, b := r.Idle["ours"+over], r.Idle["bare"+over]
+		if o.Sessions == 0 {
+			continue
+		}
+		how := "plain HTTP"
+		if over != "" {
+			how = "TLS terminated by the server"
+		}
+		bareRSS, bareMem, vs := "", "", ""
+		if b.Sessions > 0 {
+			bareRSS, vs = kb(b.RSSPerSession), ratio(o.RSSPerSession, b.RSSPerSession)
+			bareMem = fmt.Sprintf("%s + %s (%.0f)", kb(b.HeapPerSession), kb(b.StackPerSession), b.GoroutinesPer)
+		}
+		row(fmt.Sprintf("idle lobby session over %s, %d sessions: RSS per session", how, o.Sessions),
+			kb(o.RSSPerSession), "", bareRSS, "", vs, "≤ 12 KB: "+verdict(o.RSSPerSession <= 12*1024))
+		row("idle lobby session over "+how+": Go heap + stacks per session (goroutines)",
+			fmt.Sprintf("%s + %s (%.0f)", kb(o.HeapPerSession), kb(o.StackPerSession), o.GoroutinesPer), "", bareMem, "", "", "")
 	}
-	if h := r.Idle["hostrelay"]; h.Sessions > 0 {
-		row("idle lobby session in bin/hostrelay (echo, TURN, everything): RSS per session", kb(h.RSSPerSession), "", "", "", "", "")
+	for _, over := range []string{"", "-tls"} {
+		if h := r.Idle["hostrelay"+over]; h.Sessions > 0 {
+			how := "plain HTTP"
+			if over != "" {
+				how = "its own TLS"
+			}
+			row("idle lobby session in bin/hostrelay over "+how+" (echo, TURN, everything): RSS per session", kb(h.RSSPerSession), "", "", "", "", "")
+		}
 	}
 	if o, b := r.Fanout["ours"], r.Fanout["bare"]; len(o.Steps) > 0 {
 		row("lobby fan-out, 1,000 sessions in rooms of 10: deliveries/s with < 0.1 % dropped",

@@ -18,6 +18,7 @@ import (
 
 	"github.com/hostrelay/hostrelay/bench/internal/loadgen"
 	"github.com/hostrelay/hostrelay/bench/internal/wsload"
+	"github.com/hostrelay/hostrelay/internal/testcert"
 )
 
 // driver runs the sections. Servers go on serverCPU; the driver itself (the
@@ -377,36 +378,71 @@ func (d *driver) cycles(ctx context.Context) error {
 
 // lobby: idle sessions' memory, then the fan-out ladder.
 func (d *driver) lobby(ctx context.Context) error {
+	if err := d.idle(ctx); err != nil {
+		return err
+	}
+	return d.fanout(ctx)
+}
+
+// idle: the memory of idle lobby sessions, over plain HTTP and over TLS
+// terminated by the server itself (-tls-cert): the lobby alone (ours, for
+// Go heap figures), a bare coder/websocket server, and the whole binary.
+func (d *driver) idle(ctx context.Context) error {
 	n := 10000
 	if d.quick {
 		n = 500
 	}
-	// ours: the lobby alone (for Go heap figures), then the whole binary.
-	for _, name := range []string{"ours", "bare", "hostrelay"} {
+	dir, err := os.MkdirTemp("", "hostrelay-bench-tls")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	certs, err := testcert.Write(dir, 24*time.Hour, "127.0.0.1")
+	if err != nil {
+		return err
+	}
+	tlsArgs := []string{"-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile}
+	tr := &http.Transport{TLSClientConfig: certs.ClientConfig("127.0.0.1")}
+	defer tr.CloseIdleConnections()
+	trusting := &http.Client{Transport: tr}
+	for _, name := range []string{"ours", "ours-tls", "bare", "hostrelay", "hostrelay-tls"} {
+		secure := strings.HasSuffix(name, "-tls")
+		scheme, wsScheme, client := "http", "ws", (*http.Client)(nil)
+		if secure {
+			scheme, wsScheme, client = "https", "wss", trusting
+		}
 		var url, memURL string
 		var p *proc
 		var err error
 		switch name {
-		case "ours", "bare":
-			bin := map[string]string{"ours": "lobbyserver", "bare": "wsbare"}[name]
+		case "ours", "ours-tls", "bare":
+			bin := map[string]string{"ours": "lobbyserver", "ours-tls": "lobbyserver", "bare": "wsbare"}[name]
+			args := []string{filepath.Join(d.bins, bin)}
+			if secure {
+				args = append(args, tlsArgs...)
+			}
 			var addr string
-			if p, err = start(ctx, bin, d.serverCPU, listeningAddr(&addr), filepath.Join(d.bins, bin)); err != nil {
+			if p, err = start(ctx, bin, d.serverCPU, listeningAddr(&addr), args...); err != nil {
 				return err
 			}
-			url, memURL = "ws://"+addr+"/ws", "http://"+addr+"/debug/mem"
-		case "hostrelay":
-			h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU)
+			url, memURL = wsScheme+"://"+addr+"/ws", scheme+"://"+addr+"/debug/mem"
+		case "hostrelay", "hostrelay-tls":
+			var extra []string
+			if secure {
+				extra = append(tlsArgs, "-turn-tls", "127.0.0.1:0")
+			}
+			h, err := startHostrelay(ctx, d.hostrelay, d.serverCPU, extra...)
 			if err != nil {
 				return err
 			}
-			p, url = h.proc, "ws://"+h.http+"/ws"
+			p, url = h.proc, wsScheme+"://"+h.http+"/ws"
 		}
 		kind := wsload.Ours
 		if name == "bare" {
 			kind = wsload.Bare
 		}
 		time.Sleep(300 * time.Millisecond)
-		r, err := wsload.MeasureIdle(ctx, kind, url, memURL, p.pid, n, 0)
+		r, err := wsload.MeasureIdle(ctx, kind, url, client, memURL, p.pid, n, 0)
 		p.stop()
 		if err != nil {
 			return fmt.Errorf("idle %s: %w", name, err)
@@ -415,7 +451,11 @@ func (d *driver) lobby(ctx context.Context) error {
 			name, n, r.RSSPerSession/1024, r.HeapPerSession/1024, r.StackPerSession/1024, r.GoroutinesPer)
 		d.res.Idle[name] = r
 	}
+	return nil
+}
 
+// fanout: the lobby's chat fan-out ladder, ours against the bare harness.
+func (d *driver) fanout(ctx context.Context) error {
 	sessions := 1000
 	if d.quick {
 		sessions = 100

@@ -4,6 +4,7 @@
 // per-session chat and message limits can be raised for fan-out runs.
 //
 //	lobbyserver -listen 127.0.0.1:0   # prints "listening <addr>"
+//	lobbyserver -tls-cert cert.pem -tls-key key.pem   # the same over TLS
 package main
 
 import (
@@ -34,6 +35,8 @@ func main() {
 	flag.Float64Var(&cfg.MessagesPerSecond, "message-rate", cfg.MessagesPerSecond, "messages per second per session")
 	flag.IntVar(&cfg.MessageBurst, "message-burst", cfg.MessageBurst, "message burst per session")
 	flag.IntVar(&cfg.QueueSize, "queue", cfg.QueueSize, "outgoing frames queued per session")
+	certFile := flag.String("tls-cert", "", "serve HTTPS (wss://) with this PEM certificate, as hostrelay's own TLS does")
+	keyFile := flag.String("tls-key", "", "the private key of -tls-cert")
 	profileRate := flag.Int("memprofilerate", 0, "runtime.MemProfileRate (0: Go's default; 1: every allocation)")
 	flag.Parse()
 	if *profileRate > 0 {
@@ -81,7 +84,12 @@ func main() {
 		_ = srv.Shutdown(sctx)
 		_ = hub.Close(sctx)
 	}()
-	if err := srv.Serve(ln); err != nil && err != http.ErrServerClosed {
+	if *certFile != "" {
+		err = srv.ServeTLS(ln, *certFile, *keyFile)
+	} else {
+		err = srv.Serve(ln)
+	}
+	if err != nil && err != http.ErrServerClosed {
 		log.Error("serve", "err", err)
 	}
 }

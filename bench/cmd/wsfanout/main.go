@@ -41,7 +41,7 @@ func main() {
 	}
 	switch flag.Arg(0) {
 	case "idle":
-		res, err := wsload.MeasureIdle(ctx, wsload.Kind(*kind), *url, *mem, *pid, *n, *hold)
+		res, err := wsload.MeasureIdle(ctx, wsload.Kind(*kind), *url, nil, *mem, *pid, *n, *hold)
 		if err != nil {
 			fail(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"sync"
 	"time"
 
@@ -27,7 +28,13 @@ type LobbySession struct {
 // DialLobby opens a lobby session on url (ws://host:port/ws) and says hello.
 // onEvent, if not nil, gets every event frame on the read goroutine.
 func DialLobby(ctx context.Context, url, name string, onEvent func(protocol.Envelope)) (*LobbySession, error) {
-	conn, _, err := lobbytest.Dial(ctx, url, lobbytest.Options{ReadLimit: protocol.MaxFrame})
+	return DialLobbyWith(ctx, nil, url, name, onEvent)
+}
+
+// DialLobbyWith is DialLobby upgrading through client (nil: Go's default),
+// for a wss:// URL whose certificate the client must trust.
+func DialLobbyWith(ctx context.Context, client *http.Client, url, name string, onEvent func(protocol.Envelope)) (*LobbySession, error) {
+	conn, _, err := lobbytest.Dial(ctx, url, lobbytest.Options{ReadLimit: protocol.MaxFrame, HTTPClient: client})
 	if err != nil {
 		return nil, fmt.Errorf("loadgen: dial lobby: %w", err)
 	}

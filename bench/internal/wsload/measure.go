@@ -21,14 +21,17 @@ type IdleResult struct {
 	GoroutinesPer   float64 `json:"goroutinesPerSession"`
 }
 
-// ReadMem fetches a /debug/mem snapshot.
-func ReadMem(ctx context.Context, url string) (memstat.Mem, error) {
+// ReadMem fetches a /debug/mem snapshot through client (nil: Go's default).
+func ReadMem(ctx context.Context, client *http.Client, url string) (memstat.Mem, error) {
+	if client == nil {
+		client = http.DefaultClient
+	}
 	var m memstat.Mem
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
 	if err != nil {
 		return m, fmt.Errorf("wsload: %w", err)
 	}
-	res, err := http.DefaultClient.Do(req)
+	res, err := client.Do(req)
 	if err != nil {
 		return m, fmt.Errorf("wsload: %w", err)
 	}
@@ -42,12 +45,12 @@ func ReadMem(ctx context.Context, url string) (memstat.Mem, error) {
 
 // MeasureIdle opens n idle sessions and reports what each costs the server
 // pid in RSS and, if memURL is set, in Go heap and stacks.
-func MeasureIdle(ctx context.Context, kind Kind, url, memURL string, pid, n int, hold time.Duration) (IdleResult, error) {
+func MeasureIdle(ctx context.Context, kind Kind, url string, client *http.Client, memURL string, pid, n int, hold time.Duration) (IdleResult, error) {
 	res := IdleResult{Sessions: n}
 	var m0, m1 memstat.Mem
 	var err error
 	if memURL != "" {
-		if m0, err = ReadMem(ctx, memURL); err != nil {
+		if m0, err = ReadMem(ctx, client, memURL); err != nil {
 			return res, err
 		}
 	}
@@ -55,14 +58,14 @@ func MeasureIdle(ctx context.Context, kind Kind, url, memURL string, pid, n int,
 	if err != nil {
 		return res, err
 	}
-	g, err := Idle(ctx, kind, url, n)
+	g, err := Idle(ctx, kind, url, client, n)
 	if err != nil {
 		return res, err
 	}
 	defer g.Close()
 	time.Sleep(2 * time.Second) // let handshakes finish and the server settle
 	if memURL != "" {
-		if m1, err = ReadMem(ctx, memURL); err != nil {
+		if m1, err = ReadMem(ctx, client, memURL); err != nil {
 			return res, err
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -113,11 +114,11 @@ func dialAll(ctx context.Context, n int, dial func(i int) (*member, error)) (*Gr
 
 // Idle opens n sessions that say hello (ours) or join a lobby room (bare)
 // and then do nothing.
-func Idle(ctx context.Context, kind Kind, url string, n int) (*Group, error) {
+func Idle(ctx context.Context, kind Kind, url string, client *http.Client, n int) (*Group, error) {
 	return dialAll(ctx, n, func(i int) (*member, error) {
 		switch kind {
 		case Ours:
-			l, err := loadgen.DialLobby(ctx, url, "idle "+strconv.Itoa(i), nil)
+			l, err := loadgen.DialLobbyWith(ctx, client, url, "idle "+strconv.Itoa(i), nil)
 			if err != nil {
 				return nil, err
 			}

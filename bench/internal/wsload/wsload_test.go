@@ -58,14 +58,14 @@ func bareServer(t *testing.T) string {
 
 func TestSmokeIdle(t *testing.T) {
 	url, mem := hubServer(t)
-	r, err := MeasureIdle(t.Context(), Ours, url, mem, os.Getpid(), 10, 0)
+	r, err := MeasureIdle(t.Context(), Ours, url, nil, mem, os.Getpid(), 10, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if r.Sessions != 10 {
 		t.Fatalf("%+v", r)
 	}
-	if _, err := MeasureIdle(t.Context(), Bare, bareServer(t), "", os.Getpid(), 10, 0); err != nil {
+	if _, err := MeasureIdle(t.Context(), Bare, bareServer(t), nil, "", os.Getpid(), 10, 0); err != nil {
 		t.Fatal(err)
 	}
 }

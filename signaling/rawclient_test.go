@@ -8,11 +8,9 @@ import (
 	"crypto/tls"
 	"encoding/base64"
 	"encoding/binary"
-	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -133,54 +131,15 @@ func (c *rawClient) pong() {
 	}
 }
 
-// readersInRead counts goroutines parked in coder/websocket's Read.
-func readersInRead() int {
-	buf := make([]byte, 1<<20)
-	buf = buf[:runtime.Stack(buf, true)]
-	return bytes.Count(buf, []byte("github.com/coder/websocket.(*Conn).Read("))
-}
-
-// Issue 16: an idle link, one that said hello and answered its ping, keeps
-// no goroutine parked in coder/websocket's Read (4 KiB of stack each), and
-// still serves the next message it is sent. Before frameWatch and
-// readiness, each of the three links below kept one there for good.
-func TestIdleLinkParksNoReader(t *testing.T) {
-	if !haveReadiness {
-		t.Skip("no readiness on this platform: links park their reader in Read")
-	}
-	_, url := testHub(t, nil)
-	var clients []*rawClient
-	for range 3 {
-		c := dialRaw(t, url)
-		c.write(clientFrame(c.message(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "idle"})))
-		c.expect(protocol.TypeWelcome, 1)
-		c.pong() // hello nudges a ping
-		clients = append(clients, c)
-	}
-	deadline := time.Now().Add(5 * time.Second)
-	for readersInRead() > 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("%d goroutines still parked in coder/websocket's Read after the pongs", readersInRead())
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	for _, c := range clients {
-		c.write(clientFrame(c.message(protocol.TypeWatchRooms, 2, &protocol.WatchRooms{})))
-		c.expect(protocol.TypeRoomList, 2)
-	}
-}
-
 // Control frames next to messages, in one write: nothing is lost, every
-// ping is answered, the wake frame goes in only between messages, and an
-// empty message from the client is the client's (refused as not msgpack),
-// not taken for a wake frame. Over TLS the link parks its reader in
-// coder/websocket's Read (no readiness), and skips the wake frames there.
-func TestWakeFrameBetweenMessagesOnly(t *testing.T) {
-	t.Run("plain", func(t *testing.T) { wakeFrameBetweenMessagesOnly(t, httptest.NewServer) })
-	t.Run("tls", func(t *testing.T) { wakeFrameBetweenMessagesOnly(t, httptest.NewTLSServer) })
+// ping is answered (inside a fragmented message too), and an empty message
+// from the client is refused as not msgpack. Over plain HTTP and TLS alike.
+func TestControlFramesBetweenMessages(t *testing.T) {
+	t.Run("plain", func(t *testing.T) { controlFramesBetweenMessages(t, httptest.NewServer) })
+	t.Run("tls", func(t *testing.T) { controlFramesBetweenMessages(t, httptest.NewTLSServer) })
 }
 
-func wakeFrameBetweenMessagesOnly(t *testing.T, newServer func(http.Handler) *httptest.Server) {
+func controlFramesBetweenMessages(t *testing.T, newServer func(http.Handler) *httptest.Server) {
 	_, url := testHubOn(t, nil, newServer)
 	c := dialRaw(t, url)
 	hello := c.message(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "mixed"})
@@ -195,8 +154,7 @@ func wakeFrameBetweenMessagesOnly(t *testing.T, newServer func(http.Handler) *ht
 	}
 
 	// A message in two fragments with a ping between them: the ping is
-	// answered and the message is whole (a wake frame inside it would have
-	// been a protocol error closing the connection).
+	// answered and the message is whole.
 	msg := c.message(protocol.TypeUnwatchRooms, 3, &protocol.UnwatchRooms{})
 	half := len(msg) / 2
 	c.write(clientFrameOp(0x02, msg[:half]), clientFrameOp(0x89, []byte("p2")))
@@ -210,15 +168,13 @@ func wakeFrameBetweenMessagesOnly(t *testing.T, newServer func(http.Handler) *ht
 	c.write(clientFrameOp(0x80, msg[half:]))
 	c.expect(protocol.TypeOK, 3)
 
-	// A ping alone: once its pong is back the server's read has asked for
-	// more and been handed the wake frame. The next message is answered,
-	// and nothing else is (a wake frame served as a message would be
-	// refused with an Error).
+	// A ping alone, then a message: the message is answered, and nothing
+	// else is.
 	c.pingAlone("p3")
 	c.write(clientFrame(c.message(protocol.TypeWatchRooms, 4, &protocol.WatchRooms{})))
 	c.expect(protocol.TypeRoomList, 4)
 
-	// An empty binary message after a wake frame is the client's: refused.
+	// An empty binary message is the client's: refused.
 	c.pingAlone("p4")
 	c.write(clientFrameOp(0x82, nil))
 	for {
@@ -251,14 +207,14 @@ func (c *rawClient) pingAlone(payload string) {
 	}
 }
 
-// watchFrame is one frame of a fuzzed stream.
-type watchFrame struct {
+// scanFrame is one frame of a fuzzed stream.
+type scanFrame struct {
 	b0      byte // FIN and opcode
 	n       int  // payload length
 	lenForm int  // 0: 7-bit length where it fits, 1: 16-bit, 2: 64-bit
 }
 
-func (f watchFrame) bytes() []byte {
+func (f scanFrame) bytes() []byte {
 	b := []byte{f.b0}
 	switch {
 	case f.lenForm == 0 && f.n < 126:
@@ -274,13 +230,12 @@ func (f watchFrame) bytes() []byte {
 	return append(b, make([]byte, f.n)...)
 }
 
-// FuzzFrameWatch feeds frameWatch streams of well-formed frames (data
-// frames, fragmented or not, with control frames anywhere) cut at arbitrary
-// points, and checks after every cut that it would make a wake frame
-// exactly where the bytes so far end with a control frame between
-// messages; then arbitrary bytes, which it must survive with its header
-// bounded.
-func FuzzFrameWatch(f *testing.F) {
+// FuzzFrameScanner feeds the wire meter's scanner streams of well-formed
+// frames (data frames, fragmented or not, with control frames anywhere) cut
+// at arbitrary points: it must report exactly the frames' headers, in order,
+// and be between messages exactly where a message (and no fragment) ends.
+// Then arbitrary bytes, which it must survive with its header bounded.
+func FuzzFrameScanner(f *testing.F) {
 	f.Add([]byte{0x82, 3, 0x8a, 0, 0x02, 5, 0x89, 2, 0x80, 1}, []byte{1, 2, 3, 5, 8})
 	f.Add([]byte{0x8a, 200, 0x82, 0}, []byte{7})
 	f.Add([]byte{0x01, 130, 0x89, 0, 0x80, 0, 0x8a, 1}, []byte{0, 1, 0, 2})
@@ -288,10 +243,11 @@ func FuzzFrameWatch(f *testing.F) {
 		// Each pair of spec bytes is a frame: its first byte, and its
 		// length (and length form).
 		var stream []byte
-		wakeAt := map[int]bool{0: false}
+		var want []frameHead
+		betweenAt := map[int]bool{0: true}
 		fragmented := false
 		for i := 0; i+1 < len(spec) && len(stream) < 1<<16; i += 2 {
-			fr := watchFrame{b0: spec[i] & 0x8f, n: int(spec[i+1]), lenForm: int(spec[i+1] % 3)}
+			fr := scanFrame{b0: spec[i] & 0x8f, n: int(spec[i+1]), lenForm: int(spec[i+1] % 3)}
 			if fr.b0&0x08 != 0 {
 				fr.b0 |= 0x80 // control frames are final
 				fr.n %= 126
@@ -300,57 +256,44 @@ func FuzzFrameWatch(f *testing.F) {
 				fr.n *= 37 // past the 16-bit form's start
 			}
 			stream = append(stream, fr.bytes()...)
-			control := fr.b0&0x08 != 0
-			if !control {
+			want = append(want, frameHead{opcode: fr.b0 & 0x0f, fin: fr.b0&0x80 != 0})
+			if fr.b0&0x08 == 0 {
 				fragmented = fr.b0&0x80 == 0
 			}
-			wakeAt[len(stream)] = control && !fragmented
+			betweenAt[len(stream)] = !fragmented
 		}
-		w := newFrameWatch(bytes.NewReader(stream))
-		pos := 0
-		for i := 0; pos < len(stream); i++ {
+		var s frameScanner
+		var got []frameHead
+		onHead := func(h frameHead) { got = append(got, h) }
+		for i, pos := 0, 0; pos < len(stream); i++ {
 			size := len(stream) - pos
 			if len(cuts) > 0 {
 				size = min(size, int(cuts[i%len(cuts)])+1)
 			}
-			p := make([]byte, size)
-			n, err := io.ReadFull(w, p)
-			if err != nil || n != size {
-				t.Fatalf("read %d at %d: %d, %v", size, pos, n, err)
+			s.scan(stream[pos:pos+size], onHead)
+			pos += size
+			if b, ok := betweenAt[pos]; ok && s.between() != b {
+				t.Fatalf("at %d of %d: between %v, want %v", pos, len(stream), s.between(), b)
 			}
-			if string(p[:min(n, len(wakeFrame))]) == wakeFrame && w.woke() {
-				t.Fatalf("wake frame handed over at %d, inside the stream", pos)
-			}
-			pos += n
-			want := wakeAt[pos]
-			if got := w.meter.scan.afterControl && w.meter.scan.between(); got != want {
-				t.Fatalf("at %d of %d: wake due %v, want %v", pos, len(stream), got, want)
-			}
-			if want {
-				// Read the wake frame the way coder/websocket would.
-				var wf [len(wakeFrame)]byte
-				if _, err := io.ReadFull(w, wf[:1]); err != nil {
-					t.Fatal(err)
-				}
-				if _, err := io.ReadFull(w, wf[1:]); err != nil {
-					t.Fatal(err)
-				}
-				if string(wf[:]) != wakeFrame || !w.woke() || w.woke() {
-					t.Fatalf("at %d: wake frame %x", pos, wf)
-				}
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%d headers, want %d", len(got), len(want))
+		}
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("header %d: %+v, want %+v", i, got[i], want[i])
 			}
 		}
 
 		// Arbitrary bytes: no panic, a bounded header.
-		w = newFrameWatch(bytes.NewReader(append(spec, cuts...)))
-		buf := make([]byte, 7)
-		for {
-			n, err := w.Read(buf)
-			if w.meter.scan.have > maxFrameHeader || w.meter.scan.need > maxFrameHeader {
-				t.Fatalf("header %d of %d", w.meter.scan.have, w.meter.scan.need)
-			}
-			if n == 0 && err != nil {
-				break
+		s = frameScanner{}
+		junk := append(spec, cuts...)
+		for len(junk) > 0 {
+			n := min(len(junk), 7)
+			s.scan(junk[:n], func(frameHead) {})
+			junk = junk[n:]
+			if s.have > maxFrameHeader || s.need > maxFrameHeader {
+				t.Fatalf("header %d of %d", s.have, s.need)
 			}
 		}
 	})
@@ -358,9 +301,8 @@ func FuzzFrameWatch(f *testing.F) {
 
 // A client that answers the server's close frame with the start of a large
 // message and then nothing: coder/websocket's close handshake skips a data
-// frame's payload with no timeout of its own, and with no reader holding
-// the connection (an idle link waits for its socket) it would wait for
-// those bytes forever, and the hub's Close with it. The link bounds the
+// frame's payload with no timeout of its own, and would wait for those
+// bytes forever, and the hub's Close with it. The link bounds the
 // handshake's reads.
 func TestCloseHandshakeBoundedAgainstAStalledFrame(t *testing.T) {
 	hub, url := testHub(t, nil)
@@ -368,7 +310,6 @@ func TestCloseHandshakeBoundedAgainstAStalledFrame(t *testing.T) {
 	c.write(clientFrame(c.message(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "stall"})))
 	c.expect(protocol.TypeWelcome, 1)
 	c.pong()
-	time.Sleep(50 * time.Millisecond) // the pong read, the link waits for its socket
 
 	closed := make(chan error, 1)
 	go func() {
