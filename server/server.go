@@ -191,7 +191,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 			}
 		}
 	}
-	s.conns = newConnLimiter(s.ln, httpConns, log)
+	s.conns = newConnLimiter(s.ln, connCaps{listener: "http", max: httpConns,
+		perAddr: addrShare(httpConns, cfg.Lobby.MaxConnsPerIP+pageConns), exempt: cfg.HTTP.TrustedProxies}, log)
 	// After conns, which the metrics read.
 	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
 		_ = s.ln.Close()
@@ -262,6 +263,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 
 // maxHeaderTime bounds reading a request header: a client sends it at once.
 const maxHeaderTime = 10 * time.Second
+
+// pageConns is what one address may hold beside its lobby WebSockets (up to
+// -max-conns-per-ip): a browser loads a page over up to 6 connections. So
+// at a small -max-http-conns the lobby's 429, not a closed connection, is
+// what a crowd behind one NAT meets first.
+const pageConns = 8
 
 // orAuto is v, or derived where v is Auto.
 func orAuto(v, derived int) int {
