@@ -66,7 +66,13 @@ func (h *rawHTTP) get(path string) int {
 // ends in EOF (or a reset) before testwait.Within.
 func (h *rawHTTP) closedByServer() bool {
 	h.t.Helper()
-	_ = h.c.SetReadDeadline(time.Now().Add(testwait.Within))
+	return h.closedWithin(testwait.Within)
+}
+
+// closedWithin is closedByServer waiting d.
+func (h *rawHTTP) closedWithin(d time.Duration) bool {
+	h.t.Helper()
+	_ = h.c.SetReadDeadline(time.Now().Add(d))
 	_, err := io.Copy(io.Discard, h.r)
 	var ne net.Error
 	return !errors.As(err, &ne) || !ne.Timeout()

@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.tls != nil {
 		if addr := cfg.TLS.redirectAddr(cfg.HTTP.Addr); addr != "" {
 			h := s.tls.redirectHandler(s.ln.Addr().(*net.TCPAddr).Port) //nolint:forcetypeassert // a TCP listener
-			if s.redirect, err = startRedirect(ctx, addr, h, log); err != nil {
+			if s.redirect, err = startRedirect(ctx, addr, h, cfg.HTTP.TrustedProxies, log); err != nil {
 				_ = s.ln.Close()
 				_ = s.debug.close()
 				_ = s.turn.Close()
