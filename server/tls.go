@@ -274,7 +274,7 @@ func (r *redirectServer) shutdown(ctx context.Context) error {
 	if r == nil {
 		return nil
 	}
-	err := r.srv.Shutdown(ctx)
+	err := drainHTTP(ctx, r.srv, "redirect", r.log)
 	if serr := <-r.serve; serr != nil && !errors.Is(serr, http.ErrServerClosed) {
 		err = errors.Join(err, serr)
 	}
