@@ -79,14 +79,3 @@ func (l *failureLimit) pruneLocked(now time.Time) {
 		}
 	}
 }
-
-// networkOf is what the limit counts by: the address for IPv4, its /64 for
-// IPv6, since one host usually owns a whole /64.
-func networkOf(ip netip.Addr) netip.Addr {
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.Addr()
-	}
-	return ip
-}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/netip"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,7 +26,17 @@ type rawHTTP struct {
 
 func dialHTTP(t *testing.T, addr string) *rawHTTP {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
+	return dialHTTPFrom(t, addr, "")
+}
+
+// dialHTTPFrom is dialHTTP from the local address from ("": any).
+func dialHTTPFrom(t *testing.T, addr, from string) *rawHTTP {
+	t.Helper()
+	d := &net.Dialer{Timeout: testwait.Within}
+	if from != "" {
+		d.LocalAddr = &net.TCPAddr{IP: net.ParseIP(from)}
+	}
+	c, err := d.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +66,13 @@ func (h *rawHTTP) get(path string) int {
 // ends in EOF (or a reset) before testwait.Within.
 func (h *rawHTTP) closedByServer() bool {
 	h.t.Helper()
-	_ = h.c.SetReadDeadline(time.Now().Add(testwait.Within))
+	return h.closedWithin(testwait.Within)
+}
+
+// closedWithin is closedByServer waiting d.
+func (h *rawHTTP) closedWithin(d time.Duration) bool {
+	h.t.Helper()
+	_ = h.c.SetReadDeadline(time.Now().Add(d))
 	_, err := io.Copy(io.Discard, h.r)
 	var ne net.Error
 	return !errors.As(err, &ne) || !ne.Timeout()
@@ -133,7 +150,7 @@ func TestConnLimiterRefusesWhenAllBusy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := newConnLimiter(ln, 2, slog.New(slog.DiscardHandler))
+	l := newConnLimiter(ln, connCaps{max: 2, perAddr: 2}, slog.New(slog.DiscardHandler))
 	entered, release := make(chan struct{}, 2), make(chan struct{})
 	srv := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -280,7 +297,7 @@ func TestLimitedConnSyscallConn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	l := newConnLimiter(ln, 4, slog.New(slog.DiscardHandler))
+	l := newConnLimiter(ln, connCaps{max: 4, perAddr: 4}, slog.New(slog.DiscardHandler))
 	go func() {
 		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
 			defer c.Close()
@@ -305,5 +322,196 @@ func TestLimitedConnSyscallConn(t *testing.T) {
 	defer b.Close()
 	if _, err := (&limitedConn{Conn: a}).SyscallConn(); err == nil {
 		t.Fatal("a pipe's limitedConn gave a SyscallConn")
+	}
+}
+
+// Issue 24, finding 4: one address may hold only a share of -max-http-conns.
+// 300 idle connections from 127.0.0.1, reopened as fast as the server
+// closes them, leave another address's /healthz answered at once: the
+// flood's connections make room for its own, never for others'.
+func TestHTTPConnShareUnderIdleFlood(t *testing.T) {
+	s := startServer(t, "-max-http-conns", "100")
+	addr := s.Addrs().HTTP
+	floodIdle(t, addr, "127.0.0.1", 300)
+	probeAll(t, 15, addr, "127.0.0.2", "test", "/healthz", http.StatusOK, 2*time.Second)
+}
+
+// One address may hold a share of -max-http-conns: a quarter (here 10 of
+// 40), or -max-conns-per-ip and a page's connections if more. At its share
+// every connection is served; past it, a new one takes the place of that
+// address's longest-idle connection, not of another address's, even one
+// idle longer. Trusted proxies, which carry many clients, are not held to
+// it.
+func TestHTTPConnShare(t *testing.T) {
+	s := startServer(t, "-max-http-conns", "40", "-max-conns-per-ip", "1", "-trusted-proxies", "127.0.0.3/32")
+	addr := s.Addrs().HTTP
+	if share := s.conns.caps.perAddr; share != 10 {
+		t.Fatalf("share %d, want 10", share)
+	}
+	idle := func(h *rawHTTP, n int) {
+		t.Helper()
+		if code := h.get("/healthz"); code != http.StatusOK {
+			t.Fatalf("status %d", code)
+		}
+		testwait.For(t, "the connection to be idle", func() bool { return s.conns.waitingLen() == n })
+	}
+	other := dialHTTPFrom(t, addr, "127.0.0.2")
+	idle(other, 1) // the longest idle of all
+
+	var conns []*rawHTTP
+	for i := range 10 {
+		h := dialHTTPFrom(t, addr, "127.0.0.1")
+		idle(h, i+2)
+		conns = append(conns, h)
+	}
+	if open, _ := s.conns.counts(); open != 11 || s.conns.evicted.Load() != 0 {
+		t.Fatalf("at the share: %d open, %d evicted; want 11, 0", open, s.conns.evicted.Load())
+	}
+
+	past := dialHTTPFrom(t, addr, "127.0.0.1")
+	if code := past.get("/healthz"); code != http.StatusOK {
+		t.Fatalf("past the share: status %d", code)
+	}
+	if !conns[0].closedByServer() {
+		t.Fatal("past its share, the address's longest-idle connection was not closed")
+	}
+	if code := other.get("/healthz"); code != http.StatusOK {
+		t.Fatalf("another address's connection, idle longer: status %d", code)
+	}
+	if code := conns[1].get("/healthz"); code != http.StatusOK {
+		t.Fatalf("the address's next connection: status %d", code)
+	}
+	if open, _ := s.conns.counts(); open != 11 || s.conns.evicted.Load() != 1 {
+		t.Fatalf("past the share: %d open, %d evicted; want 11, 1", open, s.conns.evicted.Load())
+	}
+
+	for i := range 12 {
+		idle(dialHTTPFrom(t, addr, "127.0.0.3"), 12+i)
+	}
+	if got := s.conns.evicted.Load(); got != 1 {
+		t.Fatalf("a trusted proxy past the share: evicted %d, want still 1", got)
+	}
+}
+
+// An address at its share whose connections are all in a request gets its
+// new ones closed at once; another address is still served.
+func TestConnShareRefusesWhenAllBusy(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	l := newConnLimiter(ln, connCaps{max: 10, perAddr: 2}, slog.New(slog.DiscardHandler))
+	entered, release := make(chan struct{}, 2), make(chan struct{})
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/block" {
+				entered <- struct{}{}
+				<-release
+			}
+		}),
+		ConnState:         l.connState,
+		ReadHeaderTimeout: time.Minute,
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	addr := ln.Addr().String()
+
+	busy := make(chan int, 2)
+	for range 2 {
+		h := dialHTTPFrom(t, addr, "127.0.0.1")
+		go func() { busy <- h.get("/block") }()
+		<-entered
+	}
+	if !dialHTTPFrom(t, addr, "127.0.0.1").closedByServer() {
+		t.Fatal("a connection past its address's share, all busy, was left open")
+	}
+	if got := l.refused.Load(); got != 1 {
+		t.Fatalf("refused %d, want 1", got)
+	}
+	if code := dialHTTPFrom(t, addr, "127.0.0.2").get("/"); code != http.StatusOK {
+		t.Fatalf("another address: status %d", code)
+	}
+	close(release)
+	for range 2 {
+		if code := <-busy; code != http.StatusOK {
+			t.Fatalf("a busy request ended with %d", code)
+		}
+	}
+}
+
+// remoteConn is a connection from a made-up client address.
+type remoteConn struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (c remoteConn) RemoteAddr() net.Addr { return c.remote }
+
+// The share counts by client network as the lobby's limits do: an IPv6
+// client by its /64, an IPv4-mapped address as the IPv4 one. An address
+// with nothing open is forgotten.
+func TestConnShareKeys(t *testing.T) {
+	l := newConnLimiter(nil, connCaps{max: 100, perAddr: 2, exempt: []netip.Prefix{netip.MustParsePrefix("2001:db8:ff::/48")}},
+		slog.New(slog.DiscardHandler))
+	var all []*limitedConn
+	from := func(ip string) *limitedConn {
+		t.Helper()
+		a, b := net.Pipe()
+		t.Cleanup(func() { _ = b.Close() })
+		lc := l.admit(remoteConn{Conn: a, remote: &net.TCPAddr{IP: net.ParseIP(ip), Port: 40000}})
+		if lc == nil {
+			t.Fatalf("%s refused", ip)
+		}
+		l.connState(lc, http.StateNew) // accepted, no request yet
+		all = append(all, lc)
+		return lc
+	}
+	isClosed := func(lc *limitedConn) bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return lc.closed
+	}
+
+	first := from("2001:db8:1::1")
+	from("2001:db8:1:0:ffff:ffff:ffff:2") // the same /64
+	if isClosed(first) {
+		t.Fatal("closed at the share")
+	}
+	from("2001:db8:1::3")
+	if !isClosed(first) || l.evicted.Load() != 1 {
+		t.Fatalf("a third connection from one /64 did not take the place of its first (evicted %d)", l.evicted.Load())
+	}
+	from("2001:db8:1:1::1") // the next /64 is another client
+	v4 := from("192.0.2.1")
+	from("::ffff:192.0.2.1")
+	from("192.0.2.1")
+	if !isClosed(v4) || l.evicted.Load() != 2 {
+		t.Fatalf("IPv4 and IPv4-mapped were not counted as one address (evicted %d)", l.evicted.Load())
+	}
+	for range 5 {
+		from("2001:db8:ff::1") // exempt
+	}
+	if l.evicted.Load() != 2 {
+		t.Fatalf("an exempt address was held to the share (evicted %d)", l.evicted.Load())
+	}
+
+	for _, lc := range all {
+		_ = lc.Close()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.open != 0 || len(l.byAddr) != 0 || l.waiting.Len() != 0 {
+		t.Fatalf("after closing all: %d open, %d addresses, %d waiting", l.open, len(l.byAddr), l.waiting.Len())
+	}
+}
+
+// addrShare is a quarter of the cap, at least the floor, at most the cap.
+func TestAddrShare(t *testing.T) {
+	for _, c := range []struct{ capacity, floor, want int }{
+		{100, 9, 25}, {100, 40, 40}, {4, 40, 4}, {256, 1, 64}, {2, 1, 1}, {16000, 40, 4000},
+	} {
+		if got := addrShare(c.capacity, c.floor); got != c.want {
+			t.Errorf("addrShare(%d, %d) = %d, want %d", c.capacity, c.floor, got, c.want)
+		}
 	}
 }

@@ -124,7 +124,7 @@ func (c *HTTPConfig) bind(b binder) {
 	// One connection is kept from WebSockets for /healthz and pages, so a
 	// cap of 1 would leave no room for the lobby.
 	b.add("max-http-conns", "max_conns", intValue{&c.MaxConns, Auto},
-		"open HTTP connections, lobby WebSockets included; at the cap the longest-idle one makes room, and WebSockets may take all but an eighth (auto: a quarter of the open-file limit after a reserve)").
+		"open HTTP connections, lobby WebSockets included; at the cap the longest-idle one makes room, and WebSockets may take all but an eighth; one client IP (IPv6: /64) may hold a quarter, at least -max-conns-per-ip + 8, past which its own longest-idle one makes room (auto: a quarter of the open-file limit after a reserve)").
 		checked(autoOrAtLeast(&c.MaxConns, 2)).
 		link("[file handles](docs/operations.md#file-handles-and-connection-caps)")
 	b.add("http-read-timeout", "read_timeout", durValue{&c.ReadTimeout},

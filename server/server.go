@@ -183,7 +183,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.tls != nil {
 		if addr := cfg.TLS.redirectAddr(cfg.HTTP.Addr); addr != "" {
 			h := s.tls.redirectHandler(s.ln.Addr().(*net.TCPAddr).Port) //nolint:forcetypeassert // a TCP listener
-			if s.redirect, err = startRedirect(ctx, addr, h, log); err != nil {
+			if s.redirect, err = startRedirect(ctx, addr, h, cfg.HTTP.TrustedProxies, log); err != nil {
 				_ = s.ln.Close()
 				_ = s.debug.close()
 				_ = s.turn.Close()
@@ -191,7 +191,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 			}
 		}
 	}
-	s.conns = newConnLimiter(s.ln, httpConns, log)
+	s.conns = newConnLimiter(s.ln, connCaps{listener: "http", max: httpConns,
+		perAddr: addrShare(httpConns, cfg.Lobby.MaxConnsPerIP+pageConns), exempt: cfg.HTTP.TrustedProxies}, log)
 	// After conns, which the metrics read.
 	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
 		_ = s.ln.Close()
@@ -262,6 +263,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 
 // maxHeaderTime bounds reading a request header: a client sends it at once.
 const maxHeaderTime = 10 * time.Second
+
+// pageConns is what one address may hold beside its lobby WebSockets (up to
+// -max-conns-per-ip): a browser loads a page over up to 6 connections. So
+// at a small -max-http-conns the lobby's 429, not a closed connection, is
+// what a crowd behind one NAT meets first.
+const pageConns = 8
 
 // orAuto is v, or derived where v is Auto.
 func orAuto(v, derived int) int {
@@ -343,8 +350,10 @@ func (s *Server) turnAddr(transport string) *net.TCPAddr {
 }
 
 // Shutdown stops accepting, tells every lobby client the server is going
-// away, waits for them within ctx, then closes TURN. A second call waits
-// for the first and returns its result.
+// away, waits for them within ctx, then closes TURN. Plain HTTP requests
+// still running are waited for beside the lobby, at most httpDrainBound,
+// then their connections are closed. A second call waits for the first and
+// returns its result.
 func (s *Server) Shutdown(ctx context.Context) error {
 	s.shutdownOnce.Do(func() { s.shutdownErr = s.shutdown(ctx) })
 	return s.shutdownErr
@@ -353,8 +362,17 @@ func (s *Server) Shutdown(ctx context.Context) error {
 func (s *Server) shutdown(ctx context.Context) error {
 	s.log.Info("shutting down", "component", "server")
 	var errs []error
-	if err := s.http.Shutdown(ctx); err != nil {
-		errs = append(errs, fmt.Errorf("http: %w", err))
+	// The HTTP listeners drain beside the lobby, not before it: one request
+	// trickling its body used to hold http.Server.Shutdown for the whole
+	// grace, so the lobby was never told (issue 24, finding 6).
+	httpDone, redirectDone := make(chan error, 1), make(chan error, 1)
+	go func() { httpDone <- drainHTTP(ctx, s.http, "http", s.log) }()
+	go func() { redirectDone <- s.redirect.shutdown(ctx) }()
+	// Shutdown closes the listener before it waits for anything: past this
+	// no new lobby session can start, so every one is told below.
+	select {
+	case <-s.conns.done:
+	case <-ctx.Done():
 	}
 	// Leave the cluster before the lobby closes (which may wait ShutdownGrace
 	// for slow clients): no room here outlives a shutdown, so the other
@@ -368,7 +386,10 @@ func (s *Server) shutdown(ctx context.Context) error {
 	if err := s.hub.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}
-	if err := s.redirect.shutdown(ctx); err != nil {
+	if err := <-httpDone; err != nil {
+		errs = append(errs, fmt.Errorf("http: %w", err))
+	}
+	if err := <-redirectDone; err != nil {
 		errs = append(errs, err)
 	}
 	if err := s.turn.Close(); err != nil {
@@ -390,19 +411,49 @@ func (s *Server) shutdown(ctx context.Context) error {
 	return nil
 }
 
+// httpDrainBound is how long shutdown waits for plain HTTP requests in
+// progress before closing their connections. Pages, /healthz and the API
+// answer in milliseconds, so a request still running after it is stalled
+// or hostile, and cutting it short is no failure; lobby WebSockets, which
+// do need time, are hijacked and drained by the hub within -shutdown-grace.
+const httpDrainBound = 3 * time.Second
+
+// drainHTTP shuts srv down, closing the connections still in a request
+// after httpDrainBound (or when ctx ends first); listener names it in the
+// log.
+func drainHTTP(ctx context.Context, srv *http.Server, listener string, log *slog.Logger) error {
+	dctx, cancel := context.WithTimeout(ctx, httpDrainBound)
+	defer cancel()
+	err := srv.Shutdown(dctx)
+	if err == nil {
+		return nil
+	}
+	if dctx.Err() == nil {
+		return err // closing the listener failed
+	}
+	log.Warn("HTTP requests still running at shutdown: closing their connections",
+		"component", "server", "listener", listener, "waited", httpDrainBound)
+	return srv.Close()
+}
+
 // Run serves until ctx ends, then shuts down within cfg.ShutdownGrace.
 func Run(ctx context.Context, cfg Config, log *slog.Logger) error {
 	s, err := New(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
+	return s.serveUntil(ctx)
+}
+
+// serveUntil is Run once the server is listening.
+func (s *Server) serveUntil(ctx context.Context) error {
 	select {
 	case <-ctx.Done():
 	case err := <-s.serve:
 		s.serve <- err // Shutdown reads it
-		log.Error("http server stopped", "component", "server", "err", err)
+		s.log.Error("http server stopped", "component", "server", "err", err)
 	}
-	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), cfg.ShutdownGrace)
+	sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), s.cfg.ShutdownGrace)
 	defer cancel()
 	return s.Shutdown(sctx)
 }

@@ -622,3 +622,46 @@ func TestTLSOffByDefault(t *testing.T) {
 		t.Fatalf("offer %s", got)
 	}
 }
+
+// Issue 24, finding 3: 600 idle connections from one address, reopened as
+// the server closes them, do not starve the redirect listener: another
+// address's ACME HTTP-01 challenge and redirect are answered at once, so
+// certificate renewal goes on.
+func TestRedirectListenerUnderIdleFlood(t *testing.T) {
+	const domain = "play.example.test"
+	certs := testcert.NewFor(t, 90*24*time.Hour, domain)
+	cache := t.TempDir()
+	acmeCert(t, cache, domain, certs)
+	const token = "evaGxfADs6pSRb2LAv9IZf17Dt3juxGJ-PCt92wr-oA"
+	writeTestFile(t, filepath.Join(cache, token+"+http-01"), []byte(token+".key-authorization"))
+	s := startServer(t, "-acme-domain", domain, "-acme-cache", cache, "-acme-directory", "http://127.0.0.1:9/directory",
+		"-http-redirect", "127.0.0.1:0")
+	addr := s.Addrs().HTTPRedirect
+
+	floodIdle(t, addr, "127.0.0.1", 600)
+	probeAll(t, 5, addr, "127.0.0.2", domain, "/.well-known/acme-challenge/"+token, http.StatusOK, 2*time.Second)
+	probeAll(t, 5, addr, "127.0.0.2", domain, "/r/ABC2345", http.StatusPermanentRedirect, 2*time.Second)
+}
+
+// The redirect listener gives a request header 3 s and a kept-alive
+// connection 5 s: the CA and browsers send at once, so a socket holding
+// either longer is idle for nothing (10 s each before issue 24).
+func TestRedirectListenerTimeouts(t *testing.T) {
+	s := startTLSServer(t, testcert.New(t), "-http-redirect", "127.0.0.1:0")
+	addr := s.Addrs().HTTPRedirect
+	stalled := dialHTTP(t, addr)
+	if _, err := io.WriteString(stalled.c, "GET / HTTP/1.1\r\n"); err != nil {
+		t.Fatal(err)
+	}
+	kept := dialHTTP(t, addr)
+	if code := kept.get("/"); code != http.StatusPermanentRedirect {
+		t.Fatalf("status %d", code)
+	}
+	start := time.Now()
+	if !stalled.closedWithin(6 * time.Second) {
+		t.Fatal("a stalled request header was left open 6 s")
+	}
+	if !kept.closedWithin(8*time.Second - time.Since(start)) {
+		t.Fatal("an idle keep-alive connection was left open 8 s")
+	}
+}
