@@ -30,7 +30,7 @@ type collector struct {
 	src Sources
 
 	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, resumes, refusals, rateLimited family
-	spectators, spectates, spectatorFrames                                                            family
+	spectators, spectates, spectatorFrames, spectatorBufferBytes, spectatorBudgetFrames               family
 
 	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures  family
 	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
@@ -66,6 +66,11 @@ func newCollector(src Sources) *collector {
 	def(&c.spectatorFrames, counter, "lobby_spectator_frames_total",
 		"Spectator frames, by direction: in (taken from hosts), out (queued to spectators) or dropped (a slow or away spectator lost them).",
 		"direction")
+	def(&c.spectatorBufferBytes, gauge, "lobby_spectator_buffer_bytes",
+		"Memory of the spectator frames every room holds now, for the delay and for joiners (bounded by -spectator-budget).")
+	def(&c.spectatorBudgetFrames, counter, "lobby_spectator_budget_frames_total",
+		"Spectator frames the -spectator-budget cost, by action: refused (a host's frame not taken) or dropped (a held frame let go to make room).",
+		"action")
 	def(&c.refusals, counter, "lobby_refusals_total",
 		"Lobby requests answered with an Error, by request type and error code (other: outside the protocol's, or a frame refused unread).",
 		"request", "reason")
@@ -168,6 +173,9 @@ func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metric
 	c.spectatorFrames.emit(ch, float64(m.SpectatorFramesIn), "in")
 	c.spectatorFrames.emit(ch, float64(m.SpectatorFramesOut), "out")
 	c.spectatorFrames.emit(ch, float64(m.SpectatorFramesDropped), "dropped")
+	c.spectatorBufferBytes.emit(ch, float64(m.SpectatorBufferBytes))
+	c.spectatorBudgetFrames.emit(ch, float64(m.SpectatorBudgetRefused), "refused")
+	c.spectatorBudgetFrames.emit(ch, float64(m.SpectatorBudgetDropped), "dropped")
 	for _, r := range m.Refusals {
 		c.refusals.emit(ch, float64(r.Count), r.Request, r.Code)
 	}

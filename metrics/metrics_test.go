@@ -26,6 +26,7 @@ func snapshot() Sources {
 				Sessions: 5, SessionsAway: 1, RoomsOpen: 2, RoomsStarted: 1,
 				RoomsCreated: 7, RoomsClosed: 4, Joins: 9, HostMigrations: 1, Resumes: 3, ResumesFailed: 2,
 				Spectators: 50, Spectates: 61, SpectatorFramesIn: 800, SpectatorFramesOut: 40000, SpectatorFramesDropped: 552,
+				SpectatorBufferBytes: 3 << 20, SpectatorBudgetRefused: 12, SpectatorBudgetDropped: 30,
 				RateLimited: map[string]uint64{"joins_per_ip": 6, "chat_per_session": 0},
 				Refusals: []signaling.Refusal{
 					{Request: "joinRoom", Code: "wrong_password", Count: 4},
@@ -82,6 +83,13 @@ hostrelay_lobby_spectates_total 61
 hostrelay_lobby_spectator_frames_total{direction="dropped"} 552
 hostrelay_lobby_spectator_frames_total{direction="in"} 800
 hostrelay_lobby_spectator_frames_total{direction="out"} 40000
+# HELP hostrelay_lobby_spectator_buffer_bytes Memory of the spectator frames every room holds now, for the delay and for joiners (bounded by -spectator-budget).
+# TYPE hostrelay_lobby_spectator_buffer_bytes gauge
+hostrelay_lobby_spectator_buffer_bytes 3.145728e+06
+# HELP hostrelay_lobby_spectator_budget_frames_total Spectator frames the -spectator-budget cost, by action: refused (a host's frame not taken) or dropped (a held frame let go to make room).
+# TYPE hostrelay_lobby_spectator_budget_frames_total counter
+hostrelay_lobby_spectator_budget_frames_total{action="dropped"} 30
+hostrelay_lobby_spectator_budget_frames_total{action="refused"} 12
 # HELP hostrelay_lobby_refusals_total Lobby requests answered with an Error, by request type and error code (other: outside the protocol's, or a frame refused unread).
 # TYPE hostrelay_lobby_refusals_total counter
 hostrelay_lobby_refusals_total{reason="unknown_type",request="other"} 1
@@ -138,7 +146,8 @@ hostrelay_cluster_directory_lookups_total 7
 `
 	if err := testutil.CollectAndCompare(newCollector(snapshot()), strings.NewReader(want),
 		"hostrelay_lobby_sessions", "hostrelay_lobby_spectators", "hostrelay_lobby_spectates_total",
-		"hostrelay_lobby_spectator_frames_total", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
+		"hostrelay_lobby_spectator_frames_total", "hostrelay_lobby_spectator_buffer_bytes",
+		"hostrelay_lobby_spectator_budget_frames_total", "hostrelay_lobby_refusals_total", "hostrelay_lobby_rate_limited_total",
 		"hostrelay_turn_allocations", "hostrelay_turn_relayed_bytes_total", "hostrelay_turn_dropped_packets_total",
 		"hostrelay_turn_connections",
 		"hostrelay_http_connections_shed_total", "hostrelay_cluster_connected", "hostrelay_cluster_nodes",

@@ -104,6 +104,9 @@ type LobbyConfig struct {
 	// each spectator frame before they see it.
 	SpectatorsPerRoom int
 	SpectatorDelay    time.Duration
+	// SpectatorBudget bounds the spectator frames every room holds
+	// together (the delay and what joiners are sent).
+	SpectatorBudget   ByteSize
 	MaxConnsPerIP     int
 	JoinsPerMinute    int
 	RoomsPerMinute    int     // rooms one session may create per minute
@@ -202,6 +205,7 @@ func DefaultConfig() Config {
 			SeatGrace:         lobby.Grace,
 			SpectatorsPerRoom: lobby.SpectatorsPerRoom,
 			SpectatorDelay:    lobby.SpectatorDelay,
+			SpectatorBudget:   ByteSize(lobby.SpectatorBudgetBytes),
 			MaxConnsPerIP:     lobby.MaxConnsPerIP,
 			JoinsPerMinute:    lobby.JoinsPerMinute,
 			RoomsPerMinute:    lobby.RoomsPerMinute,

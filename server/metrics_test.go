@@ -415,3 +415,30 @@ func TestRegisterMetrics(t *testing.T) {
 		t.Fatalf("families %v", names)
 	}
 }
+
+// TestSpectatorBudgetMetrics: the bytes spectator streams hold and what
+// -spectator-budget cost reach /metrics. 20 rooms nobody watches send a
+// keyframe of the largest size each: the budget's idle share (a quarter of
+// 1 MiB) keeps 16 of them, and the other 4 are refused.
+func TestSpectatorBudgetMetrics(t *testing.T) {
+	s := startServer(t, "-metrics-addr", "127.0.0.1:0", "-spectator-budget", "1MiB")
+	addrs := s.Addrs()
+	for range 20 {
+		host := dialLobby(t, addrs.HTTP, "Ada")
+		host.create("Final", 2, "")
+		frame := &protocol.SpectatorFrame{Key: true, Data: make([]byte, protocol.MaxSpectatorData)}
+		if err := host.call(protocol.TypeSpectatorFrame, frame, &protocol.OK{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := scrapeMetrics(t, addrs.Metrics)
+	if got, want := m.get(t, "hostrelay_lobby_spectator_buffer_bytes"), float64(16*16<<10); got != want {
+		t.Errorf("hostrelay_lobby_spectator_buffer_bytes %v, want %v", got, want)
+	}
+	if got := m.get(t, "hostrelay_lobby_spectator_budget_frames_total", "action=refused"); got != 4 {
+		t.Errorf("refused %v frames for the budget, want 4", got)
+	}
+	if got := m.get(t, "hostrelay_lobby_spectator_budget_frames_total", "action=dropped"); got != 0 {
+		t.Errorf("dropped %v frames for the budget, want 0", got)
+	}
+}

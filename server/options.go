@@ -296,6 +296,17 @@ func (c *LobbyConfig) bind(b binder) {
 	b.add("spectator-delay", "spectator_delay", durValue{&c.SpectatorDelay},
 		"how long spectators see the game behind the players, so none can tell a player what the other side does (0 to 1m)").
 		checked(durBetween(&c.SpectatorDelay, 0, time.Minute))
+	// At least one room's whole buffer (the delay's and the joiners'), so
+	// a watched room at the default limits can always stream.
+	b.add("spectator-budget", "spectator_budget", sizeValue{&c.SpectatorBudget, 0},
+		"memory all rooms' spectator frames may hold together (the delay, and what a joiner is sent first); past it a room's joiner history goes first, then frames are refused. Rooms nobody watches keep at most a keyframe or two each, in a quarter of it").
+		checked(func() error {
+			if c.SpectatorBudget < 1<<20 {
+				return errors.New("must be at least 1MiB")
+			}
+			return nil
+		}).
+		link("[spectators](docs/operations.md#spectators)")
 	b.add("max-conns-per-ip", "max_conns_per_ip", intValue{&c.MaxConnsPerIP, 0},
 		"open lobby connections per client IP (IPv6: per /64); past it HTTP 429").
 		checked(atLeast(&c.MaxConnsPerIP, 1))

@@ -109,6 +109,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	hc.Grace = lobby.SeatGrace
 	hc.SpectatorsPerRoom = lobby.SpectatorsPerRoom
 	hc.SpectatorDelay = lobby.SpectatorDelay
+	hc.SpectatorBudgetBytes = int(lobby.SpectatorBudget)
 	hc.MaxConnsPerIP = lobby.MaxConnsPerIP
 	hc.JoinsPerMinute = lobby.JoinsPerMinute
 	hc.RoomsPerMinute = lobby.RoomsPerMinute

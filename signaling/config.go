@@ -94,14 +94,17 @@ type Config struct {
 	// spectator frame is held before they see it (so none can tell a player
 	// what the other side does now), the largest frame data and the frame
 	// rate a host may send (a bucket of SpectatorFrameBurst), the bytes a
-	// room holds for the delay and for joiners (each), and the spectator
-	// frames queued per spectator before its backlog is dropped.
+	// room holds for the delay and for joiners (each), the bytes every
+	// room's spectator frames may hold together (see spectatorBudget), and
+	// the spectator frames queued per spectator before its backlog is
+	// dropped.
 	SpectatorsPerRoom        int
 	SpectatorDelay           time.Duration
 	SpectatorFrameBytes      int
 	SpectatorFramesPerSecond float64
 	SpectatorFrameBurst      int
 	SpectatorBufferBytes     int
+	SpectatorBudgetBytes     int
 	SpectatorQueue           int
 
 	// Logger receives the hub's logs; nil: slog.Default().
@@ -161,6 +164,10 @@ func DefaultConfig() Config {
 		SpectatorFrameBurst:      20,
 		// The delay's worth of frames at a sustained 256 KiB/s.
 		SpectatorBufferBytes: 512 << 10,
+		// 64 watched rooms at their whole buffer, or hundreds at a
+		// usual few KiB a frame; rooms nobody watches keep a keyframe or
+		// two each, in at most a quarter of it.
+		SpectatorBudgetBytes: 64 << 20,
 		SpectatorQueue:       64,
 	}
 }
@@ -194,8 +201,9 @@ func (c Config) validate() error {
 		"MaxListedRooms": c.MaxListedRooms, "MaxConnsPerIP": c.MaxConnsPerIP, "JoinsPerMinute": c.JoinsPerMinute,
 		"RoomsPerMinute": c.RoomsPerMinute, "SpectatorsPerRoom": c.SpectatorsPerRoom,
 		"SpectatorFrameBurst": c.SpectatorFrameBurst, "SpectatorBufferBytes": c.SpectatorBufferBytes,
-		"SpectatorQueue": c.SpectatorQueue,
-		"ReplayFrames":   c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
+		"SpectatorBudgetBytes": c.SpectatorBudgetBytes,
+		"SpectatorQueue":       c.SpectatorQueue,
+		"ReplayFrames":         c.ReplayFrames, "ReplayBytes": c.ReplayBytes} {
 		if v < 1 {
 			errs = append(errs, fmt.Errorf("%s %d: must be at least 1 (start from DefaultConfig)", name, v))
 		}

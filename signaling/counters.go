@@ -99,6 +99,10 @@ type counters struct {
 	spectatorFramesIn      atomic.Uint64
 	spectatorFramesOut     atomic.Uint64
 	spectatorFramesDropped atomic.Uint64
+	// The spectator budget: frames from hosts not taken, and frames held
+	// dropped, to stay within it.
+	spectatorBudgetRefused atomic.Uint64
+	spectatorBudgetDropped atomic.Uint64
 	rateLimited            [rateLimits]atomic.Uint64
 	refusals               [len(refusalRequests)][len(refusalCodes)]atomic.Uint64
 }
@@ -138,6 +142,14 @@ type Metrics struct {
 	SpectatorFramesIn      uint64
 	SpectatorFramesOut     uint64
 	SpectatorFramesDropped uint64
+	// SpectatorBufferBytes is the memory of the spectator frames every
+	// room holds now (for the delay, and for joiners), within
+	// Config.SpectatorBudgetBytes; SpectatorBudgetRefused counts host
+	// frames not taken and SpectatorBudgetDropped frames held and dropped
+	// to stay within it.
+	SpectatorBufferBytes   int
+	SpectatorBudgetRefused uint64
+	SpectatorBudgetDropped uint64
 	// RateLimited counts requests and connections refused by each rate
 	// limit, by the labels RateLimits returns (every one present).
 	RateLimited map[string]uint64
@@ -172,6 +184,8 @@ func (h *Hub) Metrics() Metrics {
 	m.Resumes, m.ResumesFailed = c.resumes.Load(), c.resumesFailed.Load()
 	m.Spectates, m.SpectatorFramesIn = c.spectates.Load(), c.spectatorFramesIn.Load()
 	m.SpectatorFramesOut, m.SpectatorFramesDropped = c.spectatorFramesOut.Load(), c.spectatorFramesDropped.Load()
+	m.SpectatorBufferBytes = h.spectators.bytes()
+	m.SpectatorBudgetRefused, m.SpectatorBudgetDropped = c.spectatorBudgetRefused.Load(), c.spectatorBudgetDropped.Load()
 	m.RateLimited = make(map[string]uint64, rateLimits)
 	for l, name := range rateLimitNames {
 		m.RateLimited[name] = c.rateLimited[l].Load()

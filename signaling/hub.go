@@ -45,6 +45,8 @@ type Hub struct {
 	routes map[string]route
 	// counters are the totals Metrics reports.
 	counters counters
+	// spectators bounds the bytes of every room's spectator stream.
+	spectators spectatorBudget
 
 	wg sync.WaitGroup // one per running session
 
@@ -76,6 +78,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		parties:      make(map[string]*party),
 		routes:       newRoutes(),
 		framePool:    newFramePool(),
+		spectators:   spectatorBudget{limit: cfg.SpectatorBudgetBytes},
 	}, nil
 }
 

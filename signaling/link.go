@@ -369,8 +369,9 @@ func (l *link) enqueue(frame []byte) {
 // frames and returns how many spectator frames were dropped: a spectator
 // that stopped reading must cost neither the host nor the hub, so past
 // SpectatorQueue its whole spectator backlog goes (its next frame it can use
-// is a keyframe anyway) rather than the connection.
-func (l *link) enqueueSpectator(frame []byte, key bool) int {
+// is a keyframe anyway) rather than the connection. After a frame marked
+// cut (the deltas after it were not kept) the link waits for a keyframe.
+func (l *link) enqueueSpectator(frame []byte, key, cut bool) int {
 	if !l.lockQueue() {
 		return 1
 	}
@@ -395,6 +396,9 @@ func (l *link) enqueueSpectator(frame []byte, key bool) int {
 	}
 	l.queue = append(l.queue, queued{frame: frame, spectator: true})
 	l.spectating++
+	if cut {
+		l.haveKey = false
+	}
 	l.startWriterLocked()
 	return dropped
 }

@@ -363,7 +363,9 @@ func TestSpectatorBufferBound(t *testing.T) {
 		c.SpectatorFrameBurst = 100
 	})
 	host := connect(t, url, "Ada")
-	host.create("Final", 2, "")
+	code := host.create("Final", 2, "").Room.Code
+	// Watched: a room nobody watches holds no delay's worth to bound.
+	connect(t, url, "").spectate(code)
 	frame, err := protocol.Encode(protocol.TypeSpectatorFrame, 0, &protocol.SpectatorFrame{Data: make([]byte, 100)})
 	if err != nil {
 		t.Fatal(err)
