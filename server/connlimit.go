@@ -3,7 +3,6 @@ package server
 import (
 	"container/list"
 	"crypto/tls"
-	"errors"
 	"log/slog"
 	"net"
 	"net/http"
@@ -11,7 +10,6 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 )
 
@@ -281,15 +279,4 @@ func (c *limitedConn) Close() error {
 	}
 	l.mu.Unlock()
 	return c.Conn.Close()
-}
-
-// SyscallConn is the socket's, so that an idle WebSocket can wait for it to
-// be readable with no goroutine parked in a read (signaling's readiness):
-// limitedConn reads straight from the socket, buffering nothing.
-func (c *limitedConn) SyscallConn() (syscall.RawConn, error) {
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return nil, errors.New("not a socket")
-	}
-	return sc.SyscallConn()
 }

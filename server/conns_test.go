@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"net/netip"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -285,43 +284,6 @@ func TestConnLimitFlags(t *testing.T) {
 		} else if !strings.Contains(err.Error(), bad[0]) {
 			t.Errorf("%v: error does not name the flag: %v", bad, err)
 		}
-	}
-}
-
-// A WebSocket's idle link waits for its socket through the connection the
-// HTTP server hijacked, a limitedConn: it hands out the TCP socket's
-// SyscallConn, and refuses for a connection that is not a socket.
-func TestLimitedConnSyscallConn(t *testing.T) {
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	l := newConnLimiter(ln, connCaps{max: 4, perAddr: 4}, slog.New(slog.DiscardHandler))
-	go func() {
-		if c, err := net.Dial("tcp", ln.Addr().String()); err == nil {
-			defer c.Close()
-			_, _ = io.Copy(io.Discard, c)
-		}
-	}()
-	c, err := l.Accept()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	sc, ok := c.(syscall.Conn)
-	if !ok {
-		t.Fatalf("%T is not a syscall.Conn", c)
-	}
-	if _, err := sc.SyscallConn(); err != nil {
-		t.Fatalf("SyscallConn: %v", err)
-	}
-
-	a, b := net.Pipe()
-	defer a.Close()
-	defer b.Close()
-	if _, err := (&limitedConn{Conn: a}).SyscallConn(); err == nil {
-		t.Fatal("a pipe's limitedConn gave a SyscallConn")
 	}
 }
 
