@@ -51,7 +51,7 @@ run-cluster: build build-natsd
 ## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
 test: build vet test-go test-web test-packages e2e
 
-## vet: go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
+## vet: go mod tidy (go.mod and go.sum as tidy leaves them), go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
 # golangci-lint is built from source by `go install` into bin/tools, one
 # binary per version, so a version bump installs the new one.
 GOLANGCI_LINT_VERSION := v2.15.0
@@ -66,6 +66,7 @@ lint: $(GOLANGCI_LINT)
 	$(GOLANGCI_LINT) run ./...
 
 vet: lint deps
+	$(GO) mod tidy -diff
 	$(GO) vet ./...
 	npm run typecheck
 	npm run --silent check:imports

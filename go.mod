@@ -8,6 +8,10 @@ require (
 	// Only protocol/internal/skeletongen (and its test) reads this: the UTS #39
 	// confusables data for the name skeleton table.
 	github.com/mtibben/confusables v0.0.0-20210201002637-9d1b0723b659
+	// The cluster (cluster/): NATS for the room directory and node
+	// requests; the embedded server runs the tests' and `make run-cluster`'s NATS.
+	github.com/nats-io/nats-server/v2 v2.15.2
+	github.com/nats-io/nats.go v1.55.0
 	github.com/pion/ice/v4 v4.4.2
 	github.com/pion/logging v0.2.4
 	github.com/pion/stun/v3 v3.1.7
@@ -35,7 +39,6 @@ require (
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/google/uuid v1.6.0 // indirect
-	github.com/kr/text v0.2.0 // indirect
 	github.com/kylelemons/godebug v1.1.0 // indirect
 	github.com/labstack/gommon v0.5.0 // indirect
 	github.com/mattn/go-colorable v0.1.15 // indirect
@@ -69,8 +72,6 @@ require (
 	github.com/klauspost/compress v1.20.3 // indirect
 	github.com/minio/highwayhash v1.0.4 // indirect
 	github.com/nats-io/jwt/v2 v2.8.2 // indirect
-	github.com/nats-io/nats-server/v2 v2.15.2 // indirect
-	github.com/nats-io/nats.go v1.55.0 // indirect
 	github.com/nats-io/nkeys v0.4.16 // indirect
 	github.com/nats-io/nuid v1.0.1 // indirect
 )
