@@ -47,10 +47,10 @@ func testChannelCap(t *testing.T, tr transport) {
 	if n := srv.Stats().ChannelBindsRefused; n != 1 {
 		t.Fatalf("%d channel binds counted refused, want the one", n)
 	}
-	srv.reg.mu.RLock()
+	srv.allocs.mu.RLock()
 	n := rc.channels.len()
 	_, bound := rc.channelPeer(0x4000 + limit)
-	srv.reg.mu.RUnlock()
+	srv.allocs.mu.RUnlock()
 	if n != limit || bound {
 		t.Fatalf("%d channels mirrored (refused one bound: %v), want %d", n, bound, limit)
 	}
@@ -65,14 +65,14 @@ func testChannelCap(t *testing.T, tr transport) {
 }
 
 // TestChannelCapBackstop: a binding past the cap that reaches pion all the
-// same (the screen answers 508 before it can) closes the allocation rather
+// same (the rewriter answers 508 before it can) closes the allocation rather
 // than growing its table.
 func TestChannelCapBackstop(t *testing.T) {
-	reg, _, a, _ := unitRegistry(t) // a has one channel
-	reg.maxChannels = 2
+	allocs, _, a, _ := unitAllocations(t) // a has one channel
+	allocs.maxChannels = 2
 	client := net.UDPAddrFromAddrPort(a.client)
 	bind := func(number uint16, peerPort int) {
-		reg.onChannelCreated(client, nil, "udp", "", DefaultRealm, a.public,
+		allocs.onChannelCreated(client, nil, "udp", "", DefaultRealm, a.public,
 			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1).To4(), Port: peerPort}, number)
 	}
 	bind(0x4002, 3000)

@@ -16,9 +16,9 @@ import (
 //
 //   - a wrong password (or a credential the AuthHandler refuses) is answered
 //     400 Bad Request by pion; RFC 5389 section 10.2.2 says 401 Unauthorized
-//     with REALM and NONCE. The screen checks MESSAGE-INTEGRITY with the key
+//     with REALM and NONCE. The rewriter checks MESSAGE-INTEGRITY with the key
 //     the AuthHandler derives and, if it fails, turns pion's 400 for that
-//     transaction into a 401 as it is written (turnConn.WriteTo,
+//     transaction into a 401 as it is written (udpListener.WriteTo,
 //     tcpConn.Write). pion still runs its checks in its order (a stale
 //     nonce is still 438).
 //   - the lifetime pion grants: up to an hour if asked. An Allocate or
@@ -29,7 +29,7 @@ import (
 //     would bind a new channel past MaxChannelsPerAllocation is answered 508
 //     Insufficient Capacity here and never reaches pion.
 //
-// It serves UDP and TCP alike: a UDP listener's reads (turnConn.ReadFrom)
+// It serves UDP and TCP alike: a UDP listener's reads (udpListener.ReadFrom)
 // and a TCP connection's frames (tcpConn.Read, one whole frame each) pass
 // through it, and pion writes its responses back through the same socket
 // or connection.
@@ -39,8 +39,8 @@ import (
 // (response written) before reading the next, so the refusal noted for a
 // request is the one pion is answering when it writes. Other goroutines
 // write there too (relayed data), but never a response to a request.
-type screen struct {
-	reg      *registry
+type requestRewriter struct {
+	allocs   *allocations
 	authKey  func(username, realm string, src net.Addr) ([]byte, bool)
 	realm    stun.Realm
 	lifetime time.Duration
@@ -64,9 +64,9 @@ const pionDefaultLifetime = 10 * time.Minute
 // the message to hand to pion (p may have been rewritten in place, never
 // past len(p)-1, which pion would take as truncated), or 0 and a reply to
 // send instead.
-func (s *screen) request(p []byte, n int, client allocKey) (int, []byte) {
-	if s.refused.Load() != nil {
-		s.refused.Store(nil)
+func (rw *requestRewriter) request(p []byte, n int, client allocKey) (int, []byte) {
+	if rw.refused.Load() != nil {
+		rw.refused.Store(nil)
 	}
 	b := p[:n]
 	if !stun.IsMessage(b) {
@@ -94,27 +94,27 @@ func (s *screen) request(p []byte, n int, client allocKey) (int, []byte) {
 	if user.GetFrom(m) != nil || realm.GetFrom(m) != nil || nonce.GetFrom(m) != nil {
 		return n, nil // pion answers 400: not an authentication failure
 	}
-	key, ok := s.authKey(user.String(), realm.String(), client.addr())
+	key, ok := rw.authKey(user.String(), realm.String(), client.addr())
 	if !ok || stun.MessageIntegrity(key).Check(m) != nil {
-		s.refused.Store(&refusal{id: m.TransactionID, method: typ.Method, nonce: nonce})
+		rw.refused.Store(&refusal{id: m.TransactionID, method: typ.Method, nonce: nonce})
 
 		return n, nil
 	}
 
 	switch typ.Method {
 	case stun.MethodChannelBind:
-		if number, peer, ok := channelBindOf(m); ok && s.reg.channelRefused(client, number, peer) {
-			s.reg.stats.channelBindsRefused.Add(1)
-			if skipped, ok := s.reg.refusalLog.allow(); ok {
-				s.reg.log.Info("channel bind refused: MaxChannelsPerAllocation reached",
-					"client", client.client.String(), "tcp", client.tcp, "limit", s.reg.maxChannels,
+		if number, peer, ok := channelBindOf(m); ok && rw.allocs.channelRefused(client, number, peer) {
+			rw.allocs.stats.channelBindsRefused.Add(1)
+			if skipped, ok := rw.allocs.refusalLog.allow(); ok {
+				rw.allocs.log.Info("channel bind refused: MaxChannelsPerAllocation reached",
+					"client", client.client.String(), "tcp", client.tcp, "limit", rw.allocs.maxChannels,
 					"refusals_not_logged", skipped)
 			}
 
 			return 0, errorReply(m, stun.CodeInsufficientCapacity, key)
 		}
 	case stun.MethodAllocate, stun.MethodRefresh:
-		if out := s.capLifetime(m, key); out != nil && len(out) < len(p) {
+		if out := rw.capLifetime(m, key); out != nil && len(out) < len(p) {
 			return copy(p, out), nil
 		}
 	}
@@ -126,14 +126,14 @@ func (s *screen) request(p []byte, n int, client allocKey) (int, []byte) {
 // if m would be granted more; else nil. Attributes after MESSAGE-INTEGRITY
 // other than FINGERPRINT are ignored by receivers (RFC 5389 section 15.4),
 // so they are dropped.
-func (s *screen) capLifetime(m *stun.Message, key []byte) []byte {
+func (rw *requestRewriter) capLifetime(m *stun.Message, key []byte) []byte {
 	granted := pionDefaultLifetime
 	if v, err := m.Get(stun.AttrLifetime); err == nil && len(v) == 4 {
 		if d := time.Duration(binary.BigEndian.Uint32(v)) * time.Second; d < time.Hour {
 			granted = d
 		}
 	}
-	if granted <= s.lifetime {
+	if granted <= rw.lifetime {
 		return nil // including 0, a Refresh that deletes the allocation
 	}
 	out := new(stun.Message)
@@ -148,7 +148,7 @@ func (s *screen) capLifetime(m *stun.Message, key []byte) []byte {
 		}
 	}
 	var lt [4]byte
-	binary.BigEndian.PutUint32(lt[:], uint32(s.lifetime/time.Second)) //nolint:gosec // at most an hour
+	binary.BigEndian.PutUint32(lt[:], uint32(rw.lifetime/time.Second)) //nolint:gosec // at most an hour
 	out.Add(stun.AttrLifetime, lt[:])
 	if stun.MessageIntegrity(key).AddTo(out) != nil {
 		return nil
@@ -192,8 +192,8 @@ func errorReply(m *stun.Message, code stun.ErrorCode, key []byte) []byte {
 
 // unauthorized returns the 401 to send instead of p, if p is pion's 400
 // Bad Request to the refused request; else nil.
-func (s *screen) unauthorized(p []byte) []byte {
-	f := s.refused.Load()
+func (rw *requestRewriter) unauthorized(p []byte) []byte {
+	f := rw.refused.Load()
 	if f == nil || len(p) < 20 || !bytes.Equal(p[8:20], f.id[:]) {
 		return nil
 	}
@@ -205,12 +205,12 @@ func (s *screen) unauthorized(p []byte) []byte {
 	if m.Decode() != nil || code.GetFrom(m) != nil || code.Code != stun.CodeBadRequest {
 		return nil
 	}
-	s.refused.CompareAndSwap(f, nil)
+	rw.refused.CompareAndSwap(f, nil)
 	out := new(stun.Message)
 	// The client's nonce passed pion's check before the credentials were
 	// looked at, so it is good for the client's next try.
 	if err := out.Build(stun.NewTransactionIDSetter(f.id), stun.NewType(f.method, stun.ClassErrorResponse),
-		stun.CodeUnauthorized, f.nonce, s.realm); err != nil {
+		stun.CodeUnauthorized, f.nonce, rw.realm); err != nil {
 		return nil
 	}
 

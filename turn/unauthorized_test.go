@@ -91,7 +91,7 @@ func testAuthRefusalsAre401(t *testing.T, tr transport) {
 	})
 }
 
-// TestRightPasswordUnaffected: the screen leaves good requests alone,
+// TestRightPasswordUnaffected: the rewriter leaves good requests alone,
 // including pion's own 400 for a malformed but authenticated one.
 func TestRightPasswordUnaffected(t *testing.T) {
 	srv, fs := newServer(t)
