@@ -2,9 +2,7 @@ package turn
 
 import (
 	"net"
-	"time"
 
-	"github.com/pion/stun/v3"
 	pionturn "github.com/pion/turn/v4"
 )
 
@@ -36,40 +34,6 @@ func (a *allocations) onAuth(src, _ net.Addr, _, username, _, method string, ver
 	if method == refreshMethod {
 		a.refreshed(src)
 	}
-}
-
-// refreshMethod is how pion names a Refresh to OnAuth.
-var refreshMethod = stun.MethodRefresh.String() //nolint:gochecknoglobals // a constant pion only offers as a method
-
-// refreshed restarts the lifetime cap of src's allocation. A Refresh with
-// lifetime 0 lands here too, just before pion deletes the allocation.
-func (a *allocations) refreshed(src net.Addr) {
-	key, ok := clientKey(src)
-	if !ok {
-		return
-	}
-	a.mu.RLock()
-	if rec, ok := a.records[key]; ok && rec.relay != nil && rec.relay.expiry != nil {
-		rec.relay.expiry.Reset(a.lifetime)
-	}
-	a.mu.RUnlock()
-}
-
-// expire closes an allocation its client did not refresh within the
-// lifetime cap. pion v4.1.4 cannot be told a cap (it grants up to an hour);
-// the rewriter rewrites the lifetime asked for, over UDP and TCP, so pion's
-// own timer and what the client is told agree with this one, which holds
-// the cap should a request reach pion past the rewriter.
-func (a *allocations) expire(c *relayConn) {
-	if c.closed.Load() {
-		return // a Refresh raced the close and re-armed the timer
-	}
-	a.mu.RLock()
-	session := c.session
-	a.mu.RUnlock()
-	a.log.Debug("allocation closed: not refreshed within the lifetime cap", "session", session,
-		"relay", c.public.String())
-	_ = c.Close()
 }
 
 // onAllocationError settles the quota reservation of an Allocate that
@@ -107,7 +71,7 @@ func (a *allocations) onAllocationCreated(src, _ net.Addr, _, username, _ string
 			a.clients[key.client] = rc
 		}
 		a.bySession[session] = append(a.bySession[session], rc)
-		rc.expiry = time.AfterFunc(a.lifetime, func() { a.expire(rc) })
+		a.armLifetimeCap(rc)
 	}
 	// A record already here belongs to an allocation on the same 5-tuple whose
 	// deletion event has not arrived yet (pion reports it after unlocking).

@@ -14,7 +14,8 @@ import (
 // sendto per packet, in one goroutine, with no allocation, where pion would
 // take a sendto and a recvfrom more (relay to relay) and a goroutine switch.
 //
-// It mirrors pion's channel bindings through its channel events and handles
+// It mirrors pion's channel bindings through its channel events
+// (pionfix_channelmirror.go) and handles
 // only packets pion would relay the same way. Everything else (refused by
 // the policy, unknown channel, a peer without a channel back, a TCP peer)
 // goes on to pion, whose path enforces the same policy.
@@ -138,11 +139,11 @@ func (l *udpListener) flush() {
 }
 
 // WriteTo sends what pion writes: responses, and Data indications and
-// ChannelData of its relay path; a 400 answering a request whose
-// credentials failed goes out as the 401 RFC 5389 asks for.
+// ChannelData of its relay path; a response the rewriter replaces
+// (pionfix_unauthorized.go) goes out replaced.
 func (l *udpListener) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if l.rewriter != nil && l.rewriter.refused.Load() != nil {
-		if b := l.rewriter.unauthorized(p); b != nil {
+	if l.rewriter != nil {
+		if b := l.rewriter.response(p); b != nil {
 			if _, err := l.UDPConn.WriteTo(b, addr); err != nil {
 				return 0, err
 			}
@@ -152,70 +153,6 @@ func (l *udpListener) WriteTo(p []byte, addr net.Addr) (int, error) {
 	}
 
 	return l.UDPConn.WriteTo(p, addr)
-}
-
-// channelBinding mirrors one pion channel binding of an allocation. peer is
-// the port of the relay it is bound to: channels can only be bound to the
-// relay IP, which the permission handler enforces.
-type channelBinding struct {
-	number uint16
-	peer   uint16
-}
-
-// channelTable is an allocation's channel bindings, looked up both ways in
-// O(1) on every fast-path packet (the slice it replaces was scanned under the
-// allocations lock: 5.6 -> 10 us per packet with many channels). It holds at
-// most MaxChannelsPerAllocation entries. Guarded by allocs.mu.
-type channelTable struct {
-	byNumber map[uint16]uint16 // channel number -> peer relay port
-	byPeer   map[uint16]uint16 // peer relay port -> channel number
-}
-
-// newChannelTable returns a table holding bindings, for tests.
-func newChannelTable(bindings ...channelBinding) channelTable {
-	var t channelTable
-	for _, b := range bindings {
-		t.bind(b.number, b.peer)
-	}
-
-	return t
-}
-
-func (t *channelTable) len() int { return len(t.byNumber) }
-
-// bind records number <-> peer. pion refuses rebinding either side, so a
-// binding that shares one side with an existing one is a refresh.
-func (t *channelTable) bind(number, peer uint16) bool {
-	if _, ok := t.byNumber[number]; ok {
-		return false
-	}
-	if _, ok := t.byPeer[peer]; ok {
-		return false
-	}
-	if t.byNumber == nil {
-		t.byNumber, t.byPeer = make(map[uint16]uint16), make(map[uint16]uint16)
-	}
-	t.byNumber[number], t.byPeer[peer] = peer, number
-
-	return true
-}
-
-func (t *channelTable) unbind(number, peer uint16) {
-	if p, ok := t.byNumber[number]; ok && p == peer {
-		delete(t.byNumber, number)
-		delete(t.byPeer, peer)
-	}
-}
-
-func (t *channelTable) reset() { t.byNumber, t.byPeer = nil, nil }
-
-// has reports whether number or peer is already bound: a ChannelBind for it
-// is a refresh (or a conflict pion refuses), not a new channel.
-func (t *channelTable) has(number, peer uint16) bool {
-	_, n := t.byNumber[number]
-	_, p := t.byPeer[peer]
-
-	return n || p
 }
 
 // forward handles ChannelData b from client src if the fast path can: it
@@ -269,93 +206,4 @@ func (a *allocations) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, 
 	binary.BigEndian.PutUint16(b[0:2], back)
 
 	return client, channelHeader + length, true
-}
-
-// channelPeer returns the relay port that channel number of c is bound to.
-// Caller holds allocs.mu.
-func (c *relayConn) channelPeer(number uint16) (uint16, bool) {
-	peer, ok := c.channels.byNumber[number]
-
-	return peer, ok
-}
-
-// channelTo returns the channel number c has bound to relay port peer.
-// Caller holds allocs.mu.
-func (c *relayConn) channelTo(peer uint16) (uint16, bool) {
-	number, ok := c.channels.byPeer[peer]
-
-	return number, ok
-}
-
-// onChannelCreated mirrors a channel pion bound. The rewriter refuses a
-// ChannelBind past MaxChannelsPerAllocation before pion sees it, over UDP and
-// TCP; should one reach pion all the same (the rewriter and pion parsing it
-// differently), the allocation is closed (no browser comes near the cap)
-// rather than left to grow without bound.
-func (a *allocations) onChannelCreated(src, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
-	port, peerPort, ok := a.channelPorts(relayAddr, peer)
-	if !ok {
-		return
-	}
-	a.mu.Lock()
-	c := a.relays[port]
-	if c == nil || c.channels.has(number, peerPort) {
-		a.mu.Unlock()
-
-		return
-	}
-	if c.channels.len() >= a.maxChannels {
-		session := c.session
-		a.mu.Unlock()
-		a.log.Info("allocation closed: channel bindings past MaxChannelsPerAllocation", "session", session,
-			"client", src.String(), "limit", a.maxChannels)
-		_ = c.Close()
-
-		return
-	}
-	c.channels.bind(number, peerPort)
-	a.mu.Unlock()
-}
-
-// onChannelDeleted forgets a channel pion removed (expired or closed).
-func (a *allocations) onChannelDeleted(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
-	port, peerPort, ok := a.channelPorts(relayAddr, peer)
-	if !ok {
-		return
-	}
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if c := a.relays[port]; c != nil {
-		c.channels.unbind(number, peerPort)
-	}
-}
-
-// channelRefused reports whether a ChannelBind of number to peer by client
-// would bind a new channel past MaxChannelsPerAllocation. A refresh of a
-// bound channel is never refused.
-func (a *allocations) channelRefused(client allocKey, number uint16, peer netip.AddrPort) bool {
-	if peer.Addr() != a.public {
-		return false // the permission handler refuses it
-	}
-	a.mu.RLock()
-	defer a.mu.RUnlock()
-	c := a.records[client].relay
-
-	return c != nil && !c.channels.has(number, peer.Port()) && c.channels.len() >= a.maxChannels
-}
-
-// channelPorts extracts the allocation's relay port and the peer's port, if
-// the peer is on the relay IP (no other peer can be one of our relays).
-func (a *allocations) channelPorts(relayAddr, peer net.Addr) (port, peerPort uint16, ok bool) {
-	ra, ok1 := relayAddr.(*net.UDPAddr)
-	pa, ok2 := peer.(*net.UDPAddr)
-	if !ok1 || !ok2 {
-		return 0, 0, false
-	}
-	pap := pa.AddrPort()
-	if pap.Addr() != a.public {
-		return 0, 0, false
-	}
-
-	return uint16(ra.Port), pap.Port(), true //nolint:gosec // a UDP port
 }

@@ -520,11 +520,11 @@ func (c *tcpConn) handshaking() bool {
 }
 
 // Write sends what pion writes (STUNConn.WriteTo): responses from the read
-// loop, and relayed data from the allocation's goroutine. A 400 answering a
-// request whose credentials failed goes out as the 401 RFC 5389 asks for.
+// loop, and relayed data from the allocation's goroutine. A response the
+// rewriter replaces (pionfix_unauthorized.go) goes out replaced.
 func (c *tcpConn) Write(p []byte) (int, error) {
-	if c.rewriter != nil && c.rewriter.refused.Load() != nil {
-		if b := c.rewriter.unauthorized(p); b != nil {
+	if c.rewriter != nil {
+		if b := c.rewriter.response(p); b != nil {
 			if _, err := c.write(b); err != nil {
 				return 0, err
 			}

@@ -17,6 +17,11 @@ import (
 	pionturn "github.com/pion/turn/v4"
 )
 
+// inboundMTU is the largest datagram pion's read loop accepts (we set
+// ServerConfig.InboundMTU to it; it is also pion v4.1.4's default). pion
+// drops any frame of this size or more, over UDP or TCP alike.
+const inboundMTU = 1600
+
 // closeTimeout bounds how long Close waits for pion to wind down allocations.
 const closeTimeout = 5 * time.Second
 

@@ -109,3 +109,16 @@ func TestRightPasswordUnaffected(t *testing.T) {
 		})
 	}
 }
+
+// TestUpstreamCanary_Unauthorized: plain pion/turn still answers a wrong
+// password 400 Bad Request (pionfix_unauthorized.go turns it into 401).
+func TestUpstreamCanary_Unauthorized(t *testing.T) {
+	_, err := plainPion(t, "not-the-password").Allocate()
+	switch code := turnCode(err); code {
+	case stun.CodeBadRequest:
+	case stun.CodeUnauthorized:
+		upstreamGone(t, "pionfix_unauthorized.go", "a wrong password is now answered 401")
+	default:
+		t.Fatalf("Allocate with a wrong password on plain pion: %v (code %d), want 400", err, code)
+	}
+}

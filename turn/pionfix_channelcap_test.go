@@ -1,7 +1,9 @@
 package turn
 
 import (
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -82,5 +84,26 @@ func TestChannelCapBackstop(t *testing.T) {
 	bind(0x4003, 3001)
 	if !a.closed.Load() {
 		t.Fatal("a binding past the cap left the allocation open")
+	}
+}
+
+// TestUpstreamCanary_ChannelCap: plain pion/turn still binds more channels
+// on one allocation than DefaultMaxChannelsPerAllocation, and its
+// ServerConfig has no channel setting but the binding timeout
+// (pionfix_channelcap.go caps them).
+func TestUpstreamCanary_ChannelCap(t *testing.T) {
+	for _, name := range pionConfigFields() {
+		if strings.Contains(name, "Channel") && name != "ChannelBindTimeout" {
+			upstreamGone(t, "pionfix_channelcap.go", "ServerConfig has "+name)
+		}
+	}
+	c := plainPion(t, canaryPassword)
+	allocate(t, c)
+	for i := range DefaultMaxChannelsPerAllocation + 1 {
+		res := ask(t, c, canaryUser, canaryPassword, stun.MethodChannelBind,
+			channelNumber(0x4000+i), stunPeer(net.IPv4(127, 0, 0, 1), 20000+i))
+		if code := codeOf(t, res); code != 0 {
+			upstreamGone(t, "pionfix_channelcap.go", fmt.Sprintf("channel %d refused with %d", i+1, code))
+		}
 	}
 }
