@@ -18,10 +18,10 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// Local is this node's lobby as the cluster needs it (signaling.Hub). The
-// cluster never calls it while holding its own lock, so Local may call the
+// Lobby is this node's lobby as the cluster needs it (signaling.Hub). The
+// cluster never calls it while holding its own lock, so Lobby may call the
 // cluster back from under its own.
-type Local interface {
+type Lobby interface {
 	// RoomListing is what the directory should hold for a local room:
 	// whether it is public and its summary; ok is false once it is gone.
 	RoomListing(code string) (sum protocol.RoomSummary, public, ok bool)
@@ -44,7 +44,7 @@ type Cluster struct {
 	log   *slog.Logger
 	nc    *nats.Conn
 	js    jetstream.JetStream
-	local Local
+	lobby Lobby
 
 	// runCtx ends with the node; stopWatch ends the current watches.
 	runCtx    context.Context //nolint:containedctx // the node's lifetime, for watches restarted by recover
@@ -111,8 +111,8 @@ func New(cfg Config) (*Cluster, error) {
 // announces this node (refusing an id a live node already holds), reads the
 // directory and starts the heartbeat, the watchers and the flusher. It
 // returns once this node's lists hold every other node's rooms.
-func (c *Cluster) Start(ctx context.Context, local Local) error {
-	c.local = local
+func (c *Cluster) Start(ctx context.Context, lobby Lobby) error {
+	c.lobby = lobby
 	nc, err := nats.Connect(c.cfg.NATS,
 		nats.Name("hostrelay "+c.cfg.Self.ID),
 		nats.Timeout(c.cfg.RequestTimeout),

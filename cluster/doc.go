@@ -8,7 +8,7 @@
 // stopped, taking its rooms off every list and answering room_lost for them.
 //
 // The package knows nothing of lobby sessions: it talks to this node's lobby
-// through the Local interface (signaling.Hub), and the lobby talks to it
+// through the Lobby interface (signaling.Hub), and the lobby talks to it
 // through the methods signaling.Cluster names. Without -nats there is no
 // Cluster at all and a node is the single server it always was.
 //

@@ -28,8 +28,8 @@ type Node struct {
 // announce writes this node's presence with its current room count.
 func (c *Cluster) announce(ctx context.Context) error {
 	self := c.cfg.Self
-	if c.local != nil {
-		self.Rooms = c.local.RoomCount()
+	if c.lobby != nil {
+		self.Rooms = c.lobby.RoomCount()
 	}
 	b, err := json.Marshal(self)
 	if err != nil {
@@ -221,7 +221,7 @@ func (c *Cluster) nodeGone(id, why string) {
 	closed := c.closed
 	c.mu.Unlock()
 	for _, code := range codes {
-		c.local.RemoteRoomGone(code)
+		c.lobby.RemoteRoomGone(code)
 	}
 	c.log.Warn("node gone", "peer", id, "why", why, "rooms", len(codes))
 	if silent && cleaner && !closed {
@@ -257,8 +257,8 @@ func (c *Cluster) deleteRooms(codes []string) {
 // Nodes lists the live nodes, this one included, by id.
 func (c *Cluster) Nodes() []Node {
 	self := c.cfg.Self
-	if c.local != nil {
-		self.Rooms = c.local.RoomCount()
+	if c.lobby != nil {
+		self.Rooms = c.lobby.RoomCount()
 	}
 	c.mu.Lock()
 	out := make([]Node, 0, len(c.peers)+1)

@@ -20,7 +20,7 @@ func (c *Cluster) subscribe() error {
 		code := string(m.Data)
 		live := false
 		if len(code) == protocol.RoomCodeLength {
-			_, _, live = c.local.RoomListing(code)
+			_, _, live = c.lobby.RoomListing(code)
 		}
 		reply := []byte("0")
 		if live {
@@ -39,7 +39,7 @@ func (c *Cluster) subscribe() error {
 			return
 		}
 		if from != c.cfg.Self.ID {
-			c.local.SpendJoinFailure(a)
+			c.lobby.SpendJoinFailure(a)
 		}
 	})
 	if err != nil {

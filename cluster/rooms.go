@@ -65,7 +65,7 @@ func (c *Cluster) RoomChanged(code string) {
 // republish marks every local room dirty and forgets what was written, so
 // each is written again: after the others may have deleted them.
 func (c *Cluster) republish() {
-	codes := c.local.LocalRooms()
+	codes := c.lobby.LocalRooms()
 	c.mu.Lock()
 	for _, code := range codes {
 		c.dirty[code] = struct{}{}
@@ -127,7 +127,7 @@ func (c *Cluster) flushAll(ctx context.Context, dirty map[string]struct{}) {
 }
 
 func (c *Cluster) flushRoom(ctx context.Context, code string) {
-	sum, public, ok := c.local.RoomListing(code)
+	sum, public, ok := c.lobby.RoomListing(code)
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	if !ok {
@@ -210,7 +210,7 @@ func (c *Cluster) forgetUnseen(seen map[string]struct{}) {
 	}
 	c.mu.Unlock()
 	for _, code := range gone {
-		c.local.RemoteRoomGone(code)
+		c.lobby.RemoteRoomGone(code)
 	}
 }
 
@@ -226,12 +226,12 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 		_, mine := c.written[code]
 		c.mu.Unlock()
 		if known {
-			c.local.RemoteRoomGone(code)
+			c.lobby.RemoteRoomGone(code)
 		}
 		// Another node deleted a room of ours that is still live: it took
 		// this node for dead. Write it back.
 		if mine {
-			if _, _, live := c.local.RoomListing(code); live {
+			if _, _, live := c.lobby.RoomListing(code); live {
 				c.mu.Lock()
 				delete(c.written, code)
 				c.mu.Unlock()
@@ -269,9 +269,9 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 	delete(c.lostRooms, code)
 	c.mu.Unlock()
 	if en.Listing != nil {
-		c.local.RemoteRoomSet(*en.Listing)
+		c.lobby.RemoteRoomSet(*en.Listing)
 	} else {
-		c.local.RemoteRoomGone(code) // made private: off the list
+		c.lobby.RemoteRoomGone(code) // made private: off the list
 	}
 }
 

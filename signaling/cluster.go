@@ -193,12 +193,12 @@ func (h *Hub) spendJoinFailure(remote netip.Addr) {
 	}
 }
 
-// SpendJoinFailure spends a failed join another node saw (cluster.Local).
+// SpendJoinFailure spends a failed join another node saw (cluster.Lobby).
 func (h *Hub) SpendJoinFailure(addr netip.Addr) {
 	h.joinFailures.spend(addr, h.cfg.Now())
 }
 
-// RoomListing is a local room as the directory holds it (cluster.Local).
+// RoomListing is a local room as the directory holds it (cluster.Lobby).
 func (h *Hub) RoomListing(code string) (sum protocol.RoomSummary, public, ok bool) {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -209,7 +209,7 @@ func (h *Hub) RoomListing(code string) (sum protocol.RoomSummary, public, ok boo
 	return h.summaryLocked(r), r.public, true
 }
 
-// LocalRooms lists this node's room codes (cluster.Local).
+// LocalRooms lists this node's room codes (cluster.Lobby).
 func (h *Hub) LocalRooms() []string {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
@@ -220,14 +220,14 @@ func (h *Hub) LocalRooms() []string {
 	return out
 }
 
-// RoomCount counts this node's rooms (cluster.Local).
+// RoomCount counts this node's rooms (cluster.Lobby).
 func (h *Hub) RoomCount() int {
 	h.mu.RLock()
 	defer h.mu.RUnlock()
 	return len(h.rooms)
 }
 
-// RemoteRoomSet lists another node's public room here (cluster.Local).
+// RemoteRoomSet lists another node's public room here (cluster.Lobby).
 func (h *Hub) RemoteRoomSet(sum protocol.RoomSummary) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -244,7 +244,7 @@ func (h *Hub) RemoteRoomSet(sum protocol.RoomSummary) {
 	h.roomChangedLocked(r)
 }
 
-// RemoteRoomGone takes another node's room off the list (cluster.Local).
+// RemoteRoomGone takes another node's room off the list (cluster.Lobby).
 func (h *Hub) RemoteRoomGone(code string) {
 	h.mu.Lock()
 	defer h.mu.Unlock()

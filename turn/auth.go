@@ -43,11 +43,11 @@ func (a authRefusal) String() string { return authRefusalNames[a].text }
 // CreatePermission and ChannelBind, before it checks MESSAGE-INTEGRITY with the
 // key returned here; so every refusal below is reachable without a valid
 // password and is logged at debug only. Refusals are counted here and not in
-// screenKey, which looks at the same requests first.
+// quietAuthKey, which looks at the same requests first.
 func (s *Server) authenticate(username, realm string, src net.Addr) ([]byte, bool) {
 	key, refusal, session := s.authKey(username, realm, src)
 	if refusal != authOK {
-		s.reg.stats.authFailures[refusal].Add(1)
+		s.allocs.stats.authFailures[refusal].Add(1)
 		s.log.Debug("auth refused", "reason", refusal.String(), "session", session, "client", src.String())
 
 		return nil, false
@@ -56,9 +56,9 @@ func (s *Server) authenticate(username, realm string, src net.Addr) ([]byte, boo
 	return key, true
 }
 
-// screenKey is authenticate without the log, for the screen's look at a
+// quietAuthKey is authenticate without the log, for the rewriter's look at a
 // request before pion's (pion's own call logs any refusal).
-func (s *Server) screenKey(username, realm string, src net.Addr) ([]byte, bool) {
+func (s *Server) quietAuthKey(username, realm string, src net.Addr) ([]byte, bool) {
 	key, refusal, _ := s.authKey(username, realm, src)
 
 	return key, refusal == authOK
@@ -87,7 +87,7 @@ func (s *Server) authKey(username, realm string, src net.Addr) (key []byte, refu
 	// expired credential is therefore still good for the allocation it made,
 	// from the same client address, while the session is live; it cannot make
 	// new allocations.
-	if expires < now.Unix() && !s.reg.hasAllocation(src, username) {
+	if expires < now.Unix() && !s.allocs.hasAllocation(src, username) {
 		return nil, authExpired, session
 	}
 

@@ -90,7 +90,7 @@ func TestAuthWrongRealm(t *testing.T) {
 // An allocation outlives its credential's expiry while its session is live,
 // because pion re-authenticates every Refresh, CreatePermission and
 // ChannelBind; the expired credential cannot make new allocations. Over UDP
-// and TCP: the screen recognises the credential too, so a Refresh asking an
+// and TCP: the rewriter recognises the credential too, so a Refresh asking an
 // hour is still granted only the lifetime cap.
 func TestExpiredCredentialKeepsLiveAllocation(t *testing.T) {
 	for _, tr := range transports() {

@@ -113,11 +113,11 @@ func (p *bandwidthPolicy) allow(l *bandwidthLimit, n int, now int64) bool {
 // admit charges a packet of n bytes sent by c's client on any relay path.
 // It reports false, counting and maybe logging the drop, when the packet is
 // over c's bandwidth. What it lets through is counted for c's usage.
-func (r *registry) admit(c *relayConn, n int) bool {
-	if r.bw.limited {
-		now := int64(time.Since(r.bw.epoch))
-		if !r.bw.allow(&c.bw, n, now) {
-			r.overBandwidth(c, n, now)
+func (a *allocations) admit(c *relayConn, n int) bool {
+	if a.bw.limited {
+		now := int64(time.Since(a.bw.epoch))
+		if !a.bw.allow(&c.bw, n, now) {
+			a.overBandwidth(c, n, now)
 
 			return false
 		}
@@ -129,22 +129,22 @@ func (r *registry) admit(c *relayConn, n int) bool {
 
 // overBandwidth counts a packet dropped for c's bandwidth and logs at most
 // one line per allocation every bandwidthLogEvery.
-func (r *registry) overBandwidth(c *relayConn, n int, now int64) {
-	r.droppedBandwidth.Add(1)
-	r.droppedBandwidthBytes.Add(uint64(n)) //nolint:gosec // a length
+func (a *allocations) overBandwidth(c *relayConn, n int, now int64) {
+	a.droppedBandwidth.Add(1)
+	a.droppedBandwidthBytes.Add(uint64(n)) //nolint:gosec // a length
 	packets := c.bw.droppedPackets.Add(1)
 	dropped := c.bw.droppedBytes.Add(uint64(n)) //nolint:gosec // a length
 	last := c.bw.lastLog.Load()
 	if (last != 0 && now-last < int64(bandwidthLogEvery)) || !c.bw.lastLog.CompareAndSwap(last, max(now, 1)) {
 		return
 	}
-	if !r.log.Enabled(context.Background(), slog.LevelInfo) {
+	if !a.log.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	r.mu.RLock()
+	a.mu.RLock()
 	session := c.session
-	r.mu.RUnlock()
-	r.log.Info("relay bandwidth limit reached, dropping packets", "session", session, "relay_port", c.port,
-		"limit_bytes_per_sec", r.bw.rate, "burst_bytes", r.bw.burst,
+	a.mu.RUnlock()
+	a.log.Info("relay bandwidth limit reached, dropping packets", "session", session, "relay_port", c.port,
+		"limit_bytes_per_sec", a.bw.rate, "burst_bytes", a.bw.burst,
 		"dropped_packets", packets, "dropped_bytes", dropped)
 }

@@ -69,18 +69,18 @@ func TestBandwidthBucket(t *testing.T) {
 // NoBandwidthLimit turns the limit off; the default is on.
 func TestBandwidthUnlimited(t *testing.T) {
 	srv, _ := newServer(t, func(c *Config) { c.MaxBandwidth = NoBandwidthLimit })
-	if srv.reg.bw.limited {
+	if srv.allocs.bw.limited {
 		t.Fatal("NoBandwidthLimit still limits")
 	}
 	c := &relayConn{}
 	for range 10_000 {
-		if !srv.reg.admit(c, packetCap) {
+		if !srv.allocs.admit(c, packetCap) {
 			t.Fatal("unlimited server dropped a packet")
 		}
 	}
 	def, _ := newServer(t)
-	if !def.reg.bw.limited || def.reg.bw.rate != DefaultMaxBandwidth {
-		t.Fatalf("default limit %+v, want %d B/s", def.reg.bw, DefaultMaxBandwidth)
+	if !def.allocs.bw.limited || def.allocs.bw.rate != DefaultMaxBandwidth {
+		t.Fatalf("default limit %+v, want %d B/s", def.allocs.bw, DefaultMaxBandwidth)
 	}
 }
 
@@ -92,13 +92,13 @@ func TestBandwidthUnlimited(t *testing.T) {
 // once.
 func TestBandwidthChargedOnEveryPath(t *testing.T) {
 	payload := string(make([]byte, 1000))
-	paths := map[string]func(t *testing.T, reg *registry, a, b *relayConn) (passed int){
-		"fast path": func(t *testing.T, reg *registry, a, _ *relayConn) int {
+	paths := map[string]func(t *testing.T, allocs *allocations, a, b *relayConn) (passed int){
+		"fast path": func(t *testing.T, allocs *allocations, a, _ *relayConn) int {
 			n := 0
 			for range 10 {
 				pkt := channelData(0x4000, payload)
 				orig := append([]byte(nil), pkt...)
-				_, m, ok := reg.forward(pkt, a.client)
+				_, m, ok := allocs.forward(pkt, a.client)
 				if !ok {
 					t.Fatal("left to pion: it would charge the packet again")
 				}
@@ -111,17 +111,17 @@ func TestBandwidthChargedOnEveryPath(t *testing.T) {
 
 			return n
 		},
-		"fast path to inbox": func(t *testing.T, reg *registry, a, b *relayConn) int {
+		"fast path to inbox": func(t *testing.T, allocs *allocations, a, b *relayConn) int {
 			b.channels.reset()
 			for range 10 {
-				if _, _, ok := reg.forward(channelData(0x4000, payload), a.client); !ok {
+				if _, _, ok := allocs.forward(channelData(0x4000, payload), a.client); !ok {
 					t.Fatal("left to pion")
 				}
 			}
 
 			return drain(b)
 		},
-		"relay WriteTo": func(t *testing.T, _ *registry, a, b *relayConn) int {
+		"relay WriteTo": func(t *testing.T, _ *allocations, a, b *relayConn) int {
 			for range 10 {
 				if n, err := a.WriteTo([]byte(payload), b.public); n != len(payload) || err != nil {
 					t.Fatalf("WriteTo = %d, %v: a drop must look like a send", n, err)
@@ -130,13 +130,13 @@ func TestBandwidthChargedOnEveryPath(t *testing.T) {
 
 			return drain(b)
 		},
-		"kernel read": func(t *testing.T, reg *registry, a, b *relayConn) int {
+		"kernel read": func(t *testing.T, allocs *allocations, a, b *relayConn) int {
 			// Register a under its real port, so its socket's packets are
 			// recognised as coming from one of our relays.
 			real := uint16(a.conn.LocalAddr().(*net.UDPAddr).Port) //nolint:gosec,forcetypeassert // test socket
-			reg.mu.Lock()
-			reg.relays[real] = a
-			reg.mu.Unlock()
+			allocs.mu.Lock()
+			allocs.relays[real] = a
+			allocs.mu.Unlock()
 			for range 10 {
 				if _, err := a.conn.WriteTo([]byte(payload), b.conn.LocalAddr()); err != nil {
 					t.Fatal(err)
@@ -155,18 +155,18 @@ func TestBandwidthChargedOnEveryPath(t *testing.T) {
 	}
 	for name, send := range paths {
 		t.Run(name, func(t *testing.T) {
-			reg, _, a, b := unitRegistry(t)
+			allocs, _, a, b := unitAllocations(t)
 			var logs logBuffer
-			reg.log = slog.New(slog.NewTextHandler(&logs, nil))
-			reg.bw = newBandwidthPolicy(1000, 2000)
-			passed := send(t, reg, a, b)
+			allocs.log = slog.New(slog.NewTextHandler(&logs, nil))
+			allocs.bw = newBandwidthPolicy(1000, 2000)
+			passed := send(t, allocs, a, b)
 			if passed < 2 || passed > 3 {
 				t.Fatalf("%d of 10 packets passed, want the 2 of the burst", passed)
 			}
-			if d := reg.droppedBandwidth.Load(); d != uint64(10-passed) || a.bw.droppedPackets.Load() != d ||
-				reg.droppedBandwidthBytes.Load() != d*1000 {
+			if d := allocs.droppedBandwidth.Load(); d != uint64(10-passed) || a.bw.droppedPackets.Load() != d ||
+				allocs.droppedBandwidthBytes.Load() != d*1000 {
 				t.Fatalf("dropped %d packets (%d bytes), allocation %d; want %d", d,
-					reg.droppedBandwidthBytes.Load(), a.bw.droppedPackets.Load(), 10-passed)
+					allocs.droppedBandwidthBytes.Load(), a.bw.droppedPackets.Load(), 10-passed)
 			}
 			if b.bw.droppedPackets.Load() != 0 {
 				t.Fatal("the receiving allocation was charged")

@@ -22,13 +22,13 @@ func benchRate(c *Config) {
 // BenchmarkForward is the ChannelData fast path: one client's packet
 // rewritten for the peer's channel, ready for one sendto.
 func BenchmarkForward(b *testing.B) {
-	reg, _, a, _ := unitRegistry(b, benchRate)
+	allocs, _, a, _ := unitAllocations(b, benchRate)
 	pkt := channelData(0x4000, string(make([]byte, benchPayload)))
 	b.SetBytes(benchPayload)
 	b.ReportAllocs()
 	for b.Loop() {
 		binary.BigEndian.PutUint16(pkt[0:2], 0x4000)
-		if _, n, ok := reg.forward(pkt, a.client); !ok || n == 0 {
+		if _, n, ok := allocs.forward(pkt, a.client); !ok || n == 0 {
 			b.Fatal("not forwarded")
 		}
 	}
@@ -38,7 +38,7 @@ func BenchmarkForward(b *testing.B) {
 // DefaultMaxChannelsPerAllocation bindings: the lookups cost what they cost
 // with one (they scanned a slice, 5.6 -> 10 us per packet with many).
 func BenchmarkForwardManyChannels(b *testing.B) {
-	reg, _, a, peer := unitRegistry(b, benchRate)
+	allocs, _, a, peer := unitAllocations(b, benchRate)
 	for i := range uint16(DefaultMaxChannelsPerAllocation - 1) {
 		a.channels.bind(0x5000+i, 3000+i)
 		peer.channels.bind(0x5000+i, 3000+i)
@@ -48,7 +48,7 @@ func BenchmarkForwardManyChannels(b *testing.B) {
 	b.ReportAllocs()
 	for b.Loop() {
 		binary.BigEndian.PutUint16(pkt[0:2], 0x4000)
-		if _, n, ok := reg.forward(pkt, a.client); !ok || n == 0 {
+		if _, n, ok := allocs.forward(pkt, a.client); !ok || n == 0 {
 			b.Fatal("not forwarded")
 		}
 	}
@@ -57,14 +57,14 @@ func BenchmarkForwardManyChannels(b *testing.B) {
 // BenchmarkForwardInbox is the fast path to a peer with no channel back: the
 // packet is handed to the peer's inbox and read by pion's loop for it.
 func BenchmarkForwardInbox(b *testing.B) {
-	reg, _, a, peer := unitRegistry(b, benchRate)
+	allocs, _, a, peer := unitAllocations(b, benchRate)
 	peer.channels.reset()
 	pkt := channelData(0x4000, string(make([]byte, benchPayload)))
 	buf := make([]byte, packetCap)
 	b.SetBytes(benchPayload)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, n, ok := reg.forward(pkt, a.client); !ok || n != 0 {
+		if _, n, ok := allocs.forward(pkt, a.client); !ok || n != 0 {
 			b.Fatal("not handed over")
 		}
 		if _, _, err := peer.ReadFrom(buf); err != nil {
@@ -76,7 +76,7 @@ func BenchmarkForwardInbox(b *testing.B) {
 // BenchmarkRelayWriteTo is pion's path: the sender's relay socket WriteTo
 // (policy check, hand over in memory) and the receiver's ReadFrom.
 func BenchmarkRelayWriteTo(b *testing.B) {
-	_, _, a, peer := unitRegistry(b, benchRate)
+	_, _, a, peer := unitAllocations(b, benchRate)
 	p := make([]byte, benchPayload)
 	buf := make([]byte, packetCap)
 	b.SetBytes(benchPayload)

@@ -56,9 +56,9 @@ func TestQuotaPerIPv6Prefix(t *testing.T) {
 	cfg := testConfig(newFakeSessions())
 	cfg.MaxAllocationsPerIP = 2
 	cfg = cfg.prepared()
-	reg := newRegistry(cfg, testLogger())
+	allocs := newAllocations(cfg, testLogger())
 	ask := func(addr string, session string) bool {
-		return reg.quota(formatUsername(time.Now().Add(time.Hour).Unix(), session), "", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
+		return allocs.quota(formatUsername(time.Now().Add(time.Hour).Unix(), session), "", net.UDPAddrFromAddrPort(netip.MustParseAddrPort(addr)))
 	}
 	for _, tc := range []struct {
 		addr, session string
@@ -180,9 +180,9 @@ func TestFailedAllocateLeavesNoQuota(t *testing.T) {
 		// Allocate may reach the other UDP listener first: a retry at
 		// loopback speed once found the slot still held (486) in CI.
 		testwait.For(t, "the failed Allocate's slot to be given back", func() bool {
-			srv.reg.mu.RLock()
-			defer srv.reg.mu.RUnlock()
-			return len(srv.reg.reserved) == 0 && srv.reg.perSession["f"] == 0
+			srv.allocs.mu.RLock()
+			defer srv.allocs.mu.RUnlock()
+			return len(srv.allocs.reserved) == 0 && srv.allocs.perSession["f"] == 0
 		})
 	}
 }
@@ -193,21 +193,21 @@ func TestFailedAllocateLeavesNoQuota(t *testing.T) {
 func TestStaleReservationReleased(t *testing.T) {
 	cfg := testConfig(newFakeSessions())
 	cfg.MaxAllocationsPerSession = 1
-	reg := newRegistry(cfg.prepared(), testLogger())
+	allocs := newAllocations(cfg.prepared(), testLogger())
 	username := formatUsername(time.Now().Add(time.Hour).Unix(), "s")
 	from := func(port int) net.Addr { return &net.UDPAddr{IP: net.IPv4(192, 0, 2, 1), Port: port} }
-	if !reg.quota(username, "", from(1)) {
+	if !allocs.quota(username, "", from(1)) {
 		t.Fatal("first Allocate refused")
 	}
-	if reg.quota(username, "", from(2)) {
+	if allocs.quota(username, "", from(2)) {
 		t.Fatal("second Allocate of a session capped at one granted while the first is pending")
 	}
-	reg.dropStaleReservations(time.Now().Add(reservationTTL / 2))
-	if reg.quota(username, "", from(3)) {
+	allocs.dropStaleReservations(time.Now().Add(reservationTTL / 2))
+	if allocs.quota(username, "", from(3)) {
 		t.Fatal("reservation released before reservationTTL")
 	}
-	reg.dropStaleReservations(time.Now().Add(reservationTTL + time.Second))
-	if !reg.quota(username, "", from(4)) {
+	allocs.dropStaleReservations(time.Now().Add(reservationTTL + time.Second))
+	if !allocs.quota(username, "", from(4)) {
 		t.Fatal("stale reservation still counted")
 	}
 }

@@ -128,7 +128,7 @@ func TestZeroLimitsRefused(t *testing.T) {
 	}
 	// Without a limit the burst is not used, so 0 is fine there.
 	srv, _ := newServer(t, func(c *Config) { c.MaxBandwidth, c.BandwidthBurst = NoBandwidthLimit, 0 })
-	if srv.reg.bw.limited {
+	if srv.allocs.bw.limited {
 		t.Fatal("NoBandwidthLimit: limited")
 	}
 }

@@ -11,7 +11,7 @@ import (
 // time, so the fast path shares no cache line across cores for them.
 
 // cacheLine pads the per-packet counters: an add must not invalidate the
-// line holding fields other cores read on every packet (registry.bw).
+// line holding fields other cores read on every packet (allocations.bw).
 const cacheLine = 64
 
 // relayCounters counts relayed packets and their payload bytes.
@@ -38,8 +38,8 @@ type Traffic struct {
 	Bytes   uint64
 }
 
-// registryCounters are the registry's totals since start.
-type registryCounters struct {
+// allocationCounters are the totals of allocations since start.
+type allocationCounters struct {
 	// other counts packets relayed through pion (Send indications, TCP
 	// clients, a peer with no channel back), as the receiving allocation's
 	// relay socket hands them to pion to send on (relayConn.ReadFrom).
@@ -56,12 +56,12 @@ type registryCounters struct {
 	listeners []*relayCounters // each UDP listener's fast path
 }
 
-func newRegistryCounters() *registryCounters {
-	return &registryCounters{other: new(relayCounters)}
+func newAllocationCounters() *allocationCounters {
+	return &allocationCounters{other: new(relayCounters)}
 }
 
 // newListener returns the fast-path counters of one more UDP listener.
-func (c *registryCounters) newListener() *relayCounters {
+func (c *allocationCounters) newListener() *relayCounters {
 	l := new(relayCounters)
 	c.mu.Lock()
 	c.listeners = append(c.listeners, l)
@@ -71,7 +71,7 @@ func (c *registryCounters) newListener() *relayCounters {
 }
 
 // fast sums the listeners' fast-path counters.
-func (c *registryCounters) fast() Traffic {
+func (c *allocationCounters) fast() Traffic {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var t Traffic
@@ -104,8 +104,8 @@ func AllocationRefusalReasons() []string {
 	return []string{"session_quota", "ip_quota", "capacity"}
 }
 
-// fill adds the registry's counters to st.
-func (c *registryCounters) fill(st *Stats) {
+// fill adds the allocations counters to st.
+func (c *allocationCounters) fill(st *Stats) {
 	st.RelayedFast = c.fast()
 	st.RelayedOther = c.other.load()
 	st.AllocationsCreated = c.allocsCreated.Load()

@@ -14,7 +14,8 @@ import (
 // sendto per packet, in one goroutine, with no allocation, where pion would
 // take a sendto and a recvfrom more (relay to relay) and a goroutine switch.
 //
-// It mirrors pion's channel bindings through its channel events and handles
+// It mirrors pion's channel bindings through its channel events
+// (pionfix_channelmirror.go) and handles
 // only packets pion would relay the same way. Everything else (refused by
 // the policy, unknown channel, a peer without a channel back, a TCP peer)
 // goes on to pion, whose path enforces the same policy.
@@ -22,13 +23,13 @@ import (
 // channelHeader is the ChannelData header: channel number and length.
 const channelHeader = 4
 
-// turnConn is a TURN listener socket as pion sees it; its ReadFrom forwards
-// ChannelData on the fast path, screens requests, and returns only what pion
+// udpListener is a TURN listener socket as pion sees it; its ReadFrom forwards
+// ChannelData on the fast path, rewrites requests, and returns only what pion
 // must handle. It reads and sends in batches (udpio.go).
-type turnConn struct {
+type udpListener struct {
 	*net.UDPConn
-	reg    *registry
-	screen *screen
+	allocs   *allocations
+	rewriter *requestRewriter
 	// fast counts what this listener relayed on the fast path; only its
 	// read loop adds to it.
 	fast *relayCounters
@@ -48,8 +49,8 @@ type turnConn struct {
 // newTurnConn wraps listener socket u, reading and sending up to batch
 // datagrams per system call, and with gso several datagrams for one client
 // per message.
-func newTurnConn(u *net.UDPConn, reg *registry, sc *screen, fast *relayCounters, batch int, gso bool) *turnConn {
-	t := &turnConn{UDPConn: u, reg: reg, screen: sc, fast: fast, calls: new(ioCounters)}
+func newUDPListener(u *net.UDPConn, allocs *allocations, sc *requestRewriter, fast *relayCounters, batch int, gso bool) *udpListener {
+	t := &udpListener{UDPConn: u, allocs: allocs, rewriter: sc, fast: fast, calls: new(ioCounters)}
 	t.io = newUDPIO(u, batch, gso, t.calls)
 	if _, single := t.io.(singleIO); single {
 		batch = 1
@@ -65,21 +66,21 @@ func newTurnConn(u *net.UDPConn, reg *registry, sc *screen, fast *relayCounters,
 }
 
 // ReadFrom returns the next packet that is not forwarded on the fast path
-// or answered by the screen. What the fast path forwards from a batch is
+// or answered by the rewriter. What the fast path forwards from a batch is
 // sent, sendGroup packets a call at most, before this returns or reads
 // again: never held back for more to arrive.
-func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
+func (l *udpListener) ReadFrom(p []byte) (int, net.Addr, error) {
 	for {
-		if t.next == t.got {
-			t.flush()
-			got, err := t.io.read(t.in)
+		if l.next == l.got {
+			l.flush()
+			got, err := l.io.read(l.in)
 			if err != nil {
 				return 0, nil, err
 			}
-			t.next, t.got = 0, got
+			l.next, l.got = 0, got
 		}
-		d := &t.in[t.next]
-		t.next++
+		d := &l.in[l.next]
+		l.next++
 		if !d.addr.IsValid() {
 			continue // no source the kernel could name: nowhere to answer
 		}
@@ -87,24 +88,24 @@ func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		b := d.buf
 		switch {
 		case n >= channelHeader && b[0]&0xC0 == 0x40: // 0x4000-0x7FFF: ChannelData
-			if to, m, ok := t.reg.forward(b[:n], src); ok {
+			if to, m, ok := l.allocs.forward(b[:n], src); ok {
 				if m > 0 {
 					// Counted before the send, so a packet that has
 					// arrived has been counted.
-					t.fast.add(m - channelHeader)
-					t.out = append(t.out, datagram{buf: b, n: m, addr: to})
-					if len(t.out) == sendGroup {
-						t.flush()
+					l.fast.add(m - channelHeader)
+					l.out = append(l.out, datagram{buf: b, n: m, addr: to})
+					if len(l.out) == sendGroup {
+						l.flush()
 					}
 				}
 
 				continue
 			}
-		case n > 0 && b[0]&0xC0 == 0 && t.screen != nil: // STUN
-			m, reply := t.screen.request(b, n, allocKey{client: netip.AddrPortFrom(src.Addr().Unmap(), src.Port())})
+		case n > 0 && b[0]&0xC0 == 0 && l.rewriter != nil: // STUN
+			m, reply := l.rewriter.request(b, n, allocKey{client: netip.AddrPortFrom(src.Addr().Unmap(), src.Port())})
 			if reply != nil {
-				t.flush()
-				_, _ = t.WriteToUDPAddrPort(reply, src)
+				l.flush()
+				_, _ = l.WriteToUDPAddrPort(reply, src)
 
 				continue
 			}
@@ -112,7 +113,7 @@ func (t *turnConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		}
 		// pion may take a while over a request (HMAC, allocation): what
 		// the batch forwarded so far goes out first.
-		t.flush()
+		l.flush()
 
 		return copy(p, b[:n]), net.UDPAddrFromAddrPort(src), nil
 	}
@@ -126,24 +127,24 @@ const sendGroup = 16
 
 // flush sends the fast path's pending packets. A packet the kernel refuses
 // is dropped, as a failed single send was, and the rest still go.
-func (t *turnConn) flush() {
-	for off := 0; off < len(t.out); {
-		sent, err := t.io.write(t.out[off:])
+func (l *udpListener) flush() {
+	for off := 0; off < len(l.out); {
+		sent, err := l.io.write(l.out[off:])
 		off += sent
 		if err != nil {
 			off++
 		}
 	}
-	t.out = t.out[:0]
+	l.out = l.out[:0]
 }
 
 // WriteTo sends what pion writes: responses, and Data indications and
-// ChannelData of its relay path; a 400 answering a request whose
-// credentials failed goes out as the 401 RFC 5389 asks for.
-func (t *turnConn) WriteTo(p []byte, addr net.Addr) (int, error) {
-	if t.screen != nil && t.screen.refused.Load() != nil {
-		if b := t.screen.unauthorized(p); b != nil {
-			if _, err := t.UDPConn.WriteTo(b, addr); err != nil {
+// ChannelData of its relay path; a response the rewriter replaces
+// (pionfix_unauthorized.go) goes out replaced.
+func (l *udpListener) WriteTo(p []byte, addr net.Addr) (int, error) {
+	if l.rewriter != nil {
+		if b := l.rewriter.response(p); b != nil {
+			if _, err := l.UDPConn.WriteTo(b, addr); err != nil {
 				return 0, err
 			}
 
@@ -151,78 +152,14 @@ func (t *turnConn) WriteTo(p []byte, addr net.Addr) (int, error) {
 		}
 	}
 
-	return t.UDPConn.WriteTo(p, addr)
-}
-
-// channelBinding mirrors one pion channel binding of an allocation. peer is
-// the port of the relay it is bound to: channels can only be bound to the
-// relay IP, which the permission handler enforces.
-type channelBinding struct {
-	number uint16
-	peer   uint16
-}
-
-// channelTable is an allocation's channel bindings, looked up both ways in
-// O(1) on every fast-path packet (the slice it replaces was scanned under the
-// registry lock: 5.6 -> 10 us per packet with many channels). It holds at
-// most MaxChannelsPerAllocation entries. Guarded by reg.mu.
-type channelTable struct {
-	byNumber map[uint16]uint16 // channel number -> peer relay port
-	byPeer   map[uint16]uint16 // peer relay port -> channel number
-}
-
-// newChannelTable returns a table holding bindings, for tests.
-func newChannelTable(bindings ...channelBinding) channelTable {
-	var t channelTable
-	for _, b := range bindings {
-		t.bind(b.number, b.peer)
-	}
-
-	return t
-}
-
-func (t *channelTable) len() int { return len(t.byNumber) }
-
-// bind records number <-> peer. pion refuses rebinding either side, so a
-// binding that shares one side with an existing one is a refresh.
-func (t *channelTable) bind(number, peer uint16) bool {
-	if _, ok := t.byNumber[number]; ok {
-		return false
-	}
-	if _, ok := t.byPeer[peer]; ok {
-		return false
-	}
-	if t.byNumber == nil {
-		t.byNumber, t.byPeer = make(map[uint16]uint16), make(map[uint16]uint16)
-	}
-	t.byNumber[number], t.byPeer[peer] = peer, number
-
-	return true
-}
-
-func (t *channelTable) unbind(number, peer uint16) {
-	if p, ok := t.byNumber[number]; ok && p == peer {
-		delete(t.byNumber, number)
-		delete(t.byPeer, peer)
-	}
-}
-
-func (t *channelTable) reset() { t.byNumber, t.byPeer = nil, nil }
-
-// has reports whether number or peer is already bound: a ChannelBind for it
-// is a refresh (or a conflict pion refuses), not a new channel.
-func (t *channelTable) has(number, peer uint16) bool {
-	_, n := t.byNumber[number]
-	_, p := t.byPeer[peer]
-
-	return n || p
+	return l.UDPConn.WriteTo(p, addr)
 }
 
 // forward handles ChannelData b from client src if the fast path can: it
 // rewrites b in place for the receiving client and returns where to send
 // b[:n] (n = 0: delivered in memory or dropped over the sender's bandwidth,
 // nothing to send). ok=false leaves the packet to pion.
-func (r *registry) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n int, ok bool) {
+func (a *allocations) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n int, ok bool) {
 	number := binary.BigEndian.Uint16(b[0:2])
 	length := int(binary.BigEndian.Uint16(b[2:4]))
 	if channelHeader+length > len(b) {
@@ -230,132 +167,43 @@ func (r *registry) forward(b []byte, src netip.AddrPort) (to netip.AddrPort, n i
 	}
 	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 
-	r.mu.RLock()
-	from := r.clients[src]
+	a.mu.RLock()
+	from := a.clients[src]
 	if from == nil {
-		r.mu.RUnlock()
+		a.mu.RUnlock()
 
 		return to, 0, false
 	}
 	peerPort, bound := from.channelPeer(number)
 	if !bound {
-		r.mu.RUnlock()
+		a.mu.RUnlock()
 
 		return to, 0, false
 	}
-	peer := r.relays[peerPort]
+	peer := a.relays[peerPort]
 	if peer == nil {
-		r.mu.RUnlock()
+		a.mu.RUnlock()
 
 		return to, 0, false
 	}
 	self, other := from.session, peer.session
 	back, hasBack := peer.channelTo(from.port)
 	client, udp := peer.client, peer.udpClient
-	r.mu.RUnlock()
+	a.mu.RUnlock()
 
-	if !r.sameRoom(from, self, peer, other) {
+	if !a.sameRoom(from, self, peer, other) {
 		return to, 0, false
 	}
-	if !r.admit(from, length) {
+	if !a.admit(from, length) {
 		return to, 0, true // dropped here: pion would charge it again
 	}
 	if !hasBack || !udp {
 		// pion sends it to B's client (as a Data indication, or over TCP).
-		r.handOver(peer, b[channelHeader:channelHeader+length], from)
+		a.handOver(peer, b[channelHeader:channelHeader+length], from)
 
 		return to, 0, true
 	}
 	binary.BigEndian.PutUint16(b[0:2], back)
 
 	return client, channelHeader + length, true
-}
-
-// channelPeer returns the relay port that channel number of c is bound to.
-// Caller holds reg.mu.
-func (c *relayConn) channelPeer(number uint16) (uint16, bool) {
-	peer, ok := c.channels.byNumber[number]
-
-	return peer, ok
-}
-
-// channelTo returns the channel number c has bound to relay port peer.
-// Caller holds reg.mu.
-func (c *relayConn) channelTo(peer uint16) (uint16, bool) {
-	number, ok := c.channels.byPeer[peer]
-
-	return number, ok
-}
-
-// onChannelCreated mirrors a channel pion bound. The screen refuses a
-// ChannelBind past MaxChannelsPerAllocation before pion sees it, over UDP and
-// TCP; should one reach pion all the same (the screen and pion parsing it
-// differently), the allocation is closed (no browser comes near the cap)
-// rather than left to grow without bound.
-func (r *registry) onChannelCreated(src, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
-	port, peerPort, ok := r.channelPorts(relayAddr, peer)
-	if !ok {
-		return
-	}
-	r.mu.Lock()
-	c := r.relays[port]
-	if c == nil || c.channels.has(number, peerPort) {
-		r.mu.Unlock()
-
-		return
-	}
-	if c.channels.len() >= r.maxChannels {
-		session := c.session
-		r.mu.Unlock()
-		r.log.Info("allocation closed: channel bindings past MaxChannelsPerAllocation", "session", session,
-			"client", src.String(), "limit", r.maxChannels)
-		_ = c.Close()
-
-		return
-	}
-	c.channels.bind(number, peerPort)
-	r.mu.Unlock()
-}
-
-// onChannelDeleted forgets a channel pion removed (expired or closed).
-func (r *registry) onChannelDeleted(_, _ net.Addr, _, _, _ string, relayAddr, peer net.Addr, number uint16) {
-	port, peerPort, ok := r.channelPorts(relayAddr, peer)
-	if !ok {
-		return
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if c := r.relays[port]; c != nil {
-		c.channels.unbind(number, peerPort)
-	}
-}
-
-// channelRefused reports whether a ChannelBind of number to peer by client
-// would bind a new channel past MaxChannelsPerAllocation. A refresh of a
-// bound channel is never refused.
-func (r *registry) channelRefused(client allocKey, number uint16, peer netip.AddrPort) bool {
-	if peer.Addr() != r.public {
-		return false // the permission handler refuses it
-	}
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	c := r.allocs[client].relay
-
-	return c != nil && !c.channels.has(number, peer.Port()) && c.channels.len() >= r.maxChannels
-}
-
-// channelPorts extracts the allocation's relay port and the peer's port, if
-// the peer is on the relay IP (no other peer can be one of our relays).
-func (r *registry) channelPorts(relayAddr, peer net.Addr) (port, peerPort uint16, ok bool) {
-	ra, ok1 := relayAddr.(*net.UDPAddr)
-	pa, ok2 := peer.(*net.UDPAddr)
-	if !ok1 || !ok2 {
-		return 0, 0, false
-	}
-	pap := pa.AddrPort()
-	if pap.Addr() != r.public {
-		return 0, 0, false
-	}
-
-	return uint16(ra.Port), pap.Port(), true //nolint:gosec // a UDP port
 }

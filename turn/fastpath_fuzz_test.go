@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzForward feeds untrusted datagrams to the ChannelData fast path, from
-// known clients, unknown ones and look-alikes, in a registry built through
+// known clients, unknown ones and look-alikes, in an allocations built through
 // the same allocation and channel events pion raises, and compares every
 // verdict with an oracle written from the rules, not from the code. A
 // forwarded packet must go to the client pion would send it to, rewritten for
@@ -65,8 +65,8 @@ func FuzzForward(f *testing.F) {
 		{srcA, stateBEnded, cd(0x4000, 1, "x")},
 		{srcA, stateANoRoom, cd(0x4000, 1, "x")},
 		{srcA, stateAEnded, cd(0x4000, 1, "x")},
-		{srcA, 1 << 6, cd(0x4000, 5, "hello")}, // the cached-room registry
-		{srcA, 2 << 6, cd(0x4000, 5, "hello")}, // the bandwidth-limited registry
+		{srcA, 1 << 6, cd(0x4000, 5, "hello")}, // the cached-room allocations
+		{srcA, 2 << 6, cd(0x4000, 5, "hello")}, // the bandwidth-limited allocations
 	} {
 		f.Add(s.src, s.state, s.pkt)
 	}
@@ -130,7 +130,7 @@ type fuzzAlloc struct {
 	relay    *relayConn
 }
 
-// fuzzWorld is a registry with allocations bound to each other:
+// fuzzWorld is an allocations with allocations bound to each other:
 //
 //	a  (session a, room r1): 0x4000->b 0x4002->c 0x4003->d 0x4004->nowhere 0x4005->e
 //	a2 (session a, room r1): 0x4000->b
@@ -139,9 +139,9 @@ type fuzzAlloc struct {
 //	d  (session d, room r2): 0x4000->a
 //	e  (session e, room r1, TCP client): 0x4000->a
 type fuzzWorld struct {
-	reg    *registry
+	allocs *allocations
 	fs     *fakeSessions
-	allocs []*fuzzAlloc
+	made   []*fuzzAlloc
 	buf    []byte
 }
 
@@ -151,17 +151,17 @@ func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 	cfg := testConfig(fs)
 	cfg.MaxBandwidth, cfg.BandwidthBurst = bandwidth, DefaultBandwidthBurst(bandwidth)
 	cfg = cfg.prepared()
-	reg := newRegistry(cfg, testLogger())
+	allocs := newAllocations(cfg, testLogger())
 	if roomChanges {
 		// As New does, before any packet.
-		reg.roomChanges = true
-		tb.Cleanup(notifyingSessions{fs}.OnRoomChange(reg.invalidate))
+		allocs.roomChanges = true
+		tb.Cleanup(notifyingSessions{fs}.OnRoomChange(allocs.invalidate))
 	}
 	for s, room := range map[string]string{"a": "r1", "b": "r1", "c": "r1", "d": "r2", "e": "r1"} {
 		fs.join(s, room)
 	}
-	w := &fuzzWorld{reg: reg, fs: fs, buf: make([]byte, packetCap)}
-	gen := &relayGenerator{reg: reg, bindIP: net.IPv4(127, 0, 0, 1), log: testLogger()}
+	w := &fuzzWorld{allocs: allocs, fs: fs, buf: make([]byte, packetCap)}
+	gen := &relayGenerator{allocs: allocs, bindIP: net.IPv4(127, 0, 0, 1), log: testLogger()}
 	server := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 3478}
 	expiry := time.Now().Add(time.Hour).Unix()
 	add := func(name, session, client string, udp bool) *fuzzAlloc {
@@ -179,8 +179,8 @@ func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 		if !udp {
 			src = net.TCPAddrFromAddrPort(a.client)
 		}
-		reg.onAllocationCreated(src, server, "udp", fmt.Sprintf("%d:%s", expiry, session), DefaultRealm, relayAddr, 600)
-		w.allocs = append(w.allocs, a)
+		allocs.onAllocationCreated(src, server, "udp", fmt.Sprintf("%d:%s", expiry, session), DefaultRealm, relayAddr, 600)
+		w.made = append(w.made, a)
 
 		return a
 	}
@@ -198,7 +198,7 @@ func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 		if to != nil {
 			peerPort, name = int(to.relay.port), to.name
 		}
-		reg.onChannelCreated(nil, server, "udp", "", DefaultRealm, from.relay.public,
+		allocs.onChannelCreated(nil, server, "udp", "", DefaultRealm, from.relay.public,
 			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1).To4(), Port: peerPort}, number)
 		if expected {
 			from.channels[number] = name
@@ -221,7 +221,7 @@ func newFuzzWorld(tb testing.TB, roomChanges bool, bandwidth int64) *fuzzWorld {
 }
 
 func (w *fuzzWorld) byName(name string) *fuzzAlloc {
-	for _, a := range w.allocs {
+	for _, a := range w.made {
 		if a.name == name {
 			return a
 		}
@@ -249,7 +249,7 @@ func (w *fuzzWorld) expect(src netip.AddrPort, rooms map[string]string, pkt []by
 	}
 	src = netip.AddrPortFrom(src.Addr().Unmap(), src.Port())
 	var from *fuzzAlloc
-	for _, a := range w.allocs {
+	for _, a := range w.made {
 		if a.udp && a.client == src {
 			from = a
 		}
@@ -308,10 +308,10 @@ func (w *fuzzWorld) check(t *testing.T, src netip.AddrPort, state uint8, pkt []b
 
 	want := w.expect(src, rooms, pkt)
 	orig := append([]byte(nil), pkt...)
-	overBefore, fullBefore := w.reg.droppedBandwidth.Load(), w.reg.droppedFull.Load()
-	to, n, ok := w.reg.forward(pkt, src)
-	overBandwidth := w.reg.droppedBandwidth.Load() != overBefore
-	if w.reg.droppedFull.Load() != fullBefore {
+	overBefore, fullBefore := w.allocs.droppedBandwidth.Load(), w.allocs.droppedFull.Load()
+	to, n, ok := w.allocs.forward(pkt, src)
+	overBandwidth := w.allocs.droppedBandwidth.Load() != overBefore
+	if w.allocs.droppedFull.Load() != fullBefore {
 		t.Fatal("an inbox filled up: the fuzzer drains them after every packet")
 	}
 
@@ -336,7 +336,7 @@ func (w *fuzzWorld) check(t *testing.T, src netip.AddrPort, state uint8, pkt []b
 	if overBandwidth && (!ok || n != 0 || !bytes.Equal(pkt, orig)) {
 		t.Fatalf("over bandwidth: forward = %v %d %v, want dropped here untouched", to, n, ok)
 	}
-	if overBandwidth && !w.reg.bw.limited {
+	if overBandwidth && !w.allocs.bw.limited {
 		t.Fatal("a drop for bandwidth with no limit")
 	}
 
@@ -378,10 +378,10 @@ func (w *fuzzWorld) check(t *testing.T, src netip.AddrPort, state uint8, pkt []b
 }
 
 func (w *fuzzWorld) isClient(to netip.AddrPort) bool {
-	w.reg.mu.RLock()
-	defer w.reg.mu.RUnlock()
+	w.allocs.mu.RLock()
+	defer w.allocs.mu.RUnlock()
 
-	return w.reg.clients[to] != nil
+	return w.allocs.clients[to] != nil
 }
 
 type handedOver struct {
@@ -394,7 +394,7 @@ type handedOver struct {
 // than one is a failure, since the fuzzer sends one packet at a time.
 func (w *fuzzWorld) drain(t *testing.T) *handedOver {
 	var got *handedOver
-	for _, a := range w.allocs {
+	for _, a := range w.made {
 		for {
 			n, from, ok := a.relay.in.take(w.buf)
 			if !ok {

@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"reflect"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -305,4 +306,69 @@ func recordLogs(b *logBuffer) func(*Config) {
 	return func(c *Config) {
 		c.Logger = slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slogTrace}))
 	}
+}
+
+// plainPion's realm and its one user.
+const (
+	canaryRealm    = "canary"
+	canaryUser     = "canary"
+	canaryPassword = "canary"
+)
+
+// plainPion starts pion/turn as it comes, with none of this package's
+// patches: one UDP listener on loopback, relays on 127.0.0.1, one user. The
+// canary tests (TestUpstreamCanary_*, pionfix_*_test.go) ask it whether
+// upstream still behaves as a patch assumes. It returns a client of it
+// with password.
+func plainPion(t *testing.T, password string) *pionturn.Client {
+	t.Helper()
+	udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := pionturn.GenerateAuthKey(canaryUser, canaryRealm, canaryPassword)
+	srv, err := pionturn.NewServer(pionturn.ServerConfig{
+		Realm: canaryRealm,
+		AuthHandler: func(username, _ string, _ net.Addr) ([]byte, bool) {
+			return key, username == canaryUser
+		},
+		LoggerFactory: pionLoggerFactory{log: testLogger()},
+		PacketConnConfigs: []pionturn.PacketConnConfig{{
+			PacketConn: udp,
+			RelayAddressGenerator: &pionturn.RelayAddressGeneratorStatic{
+				RelayAddress: net.IPv4(127, 0, 0, 1),
+				Address:      "127.0.0.1",
+			},
+		}},
+	})
+	if err != nil {
+		_ = udp.Close()
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	pc, err := net.ListenPacket("udp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	return startClient(t, pc, udp.LocalAddr().String(), Credentials{Username: canaryUser, Password: password})
+}
+
+// upstreamGone fails t with the news that a patch may go.
+func upstreamGone(t *testing.T, patch, news string) {
+	t.Helper()
+	t.Fatalf("pion/turn changed: %s. The patch in %s may no longer be needed: "+
+		"read its header and delete it if so.", news, patch)
+}
+
+// pionConfigFields names the fields of pion's ServerConfig, for canaries
+// that watch for a setting that would replace a patch.
+func pionConfigFields() []string {
+	typ := reflect.TypeFor[pionturn.ServerConfig]()
+	names := make([]string, typ.NumField())
+	for i := range names {
+		names[i] = typ.Field(i).Name
+	}
+
+	return names
 }

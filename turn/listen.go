@@ -49,11 +49,11 @@ type listeners struct {
 
 // listen opens the TURN listeners named in cfg: udpN UDP sockets sharing
 // one port (SO_REUSEPORT, one pion read loop each), a TCP listener and a TLS
-// listener whose connections each get a screen from screens. The TCP and
+// listener whose connections each get a rewriter from rewriters. The TCP and
 // TLS listeners share one set of connection caps.
-func listen(ctx context.Context, cfg Config, screens func() *screen) (listeners, error) {
+func listen(ctx context.Context, cfg Config, rewriters func() *requestRewriter) (listeners, error) {
 	caps := newTCPCaps(cfg)
-	udp, tcp, err := listenUDPTCP(ctx, cfg, caps, screens)
+	udp, tcp, err := listenUDPTCP(ctx, cfg, caps, rewriters)
 	if err != nil {
 		return listeners{}, err
 	}
@@ -68,7 +68,7 @@ func listen(ctx context.Context, cfg Config, screens func() *screen) (listeners,
 
 		return listeners{}, fmt.Errorf("turn: listen tls %s: %w", cfg.TLSAddr, err)
 	}
-	ls.tls = newTCPListener(ln, cfg, caps, screens)
+	ls.tls = newTCPListener(ln, cfg, caps, rewriters)
 	ls.tls.tls, ls.tls.name = cfg.TLS, "TLS"
 
 	return ls, nil
@@ -85,7 +85,7 @@ func (ls listeners) close() {
 }
 
 // listenUDPTCP opens the UDP sockets and the TCP listener.
-func listenUDPTCP(ctx context.Context, cfg Config, caps *tcpCaps, screens func() *screen) ([]*net.UDPConn, *tcpListener, error) {
+func listenUDPTCP(ctx context.Context, cfg Config, caps *tcpCaps, rewriters func() *requestRewriter) ([]*net.UDPConn, *tcpListener, error) {
 	udpPort, _ := listenPort(cfg.UDPAddr)
 	tcpPort, _ := listenPort(cfg.TCPAddr)
 	samePort := cfg.UDPAddr != "" && cfg.TCPAddr != "" && udpPort == 0 && tcpPort == 0
@@ -114,7 +114,7 @@ func listenUDPTCP(ctx context.Context, cfg Config, caps *tcpCaps, screens func()
 		var lc net.ListenConfig
 		ln, err := lc.Listen(ctx, "tcp", tcpAddr)
 		if err == nil {
-			return udp, newTCPListener(ln, cfg, caps, screens), nil
+			return udp, newTCPListener(ln, cfg, caps, rewriters), nil
 		}
 		closeAll(udp)
 		lastErr = fmt.Errorf("turn: listen tcp %s: %w", tcpAddr, err)
@@ -157,12 +157,12 @@ func closeAll(socks []*net.UDPConn) {
 }
 
 // tcpListener admits TURN-over-TCP connections within the caps, frames what
-// they send (tcpFramer), screens their requests (screen), and closes those
+// they send (tcpFramer), rewrites their requests (requestRewriter), and closes those
 // that make no allocation in time or stop reading what they are sent.
 // It also tracks them because pion's Server.Close closes only the listener:
 // accepted connections, and the goroutine reading each, would outlive the
 // server. With tls set it serves TURN over TLS the same way: the caps count
-// a connection before its handshake, and the framer, screen and timeouts
+// a connection before its handshake, and the framer, rewriter and timeouts
 // apply to what the TLS layer decrypts.
 type tcpListener struct {
 	net.Listener
@@ -172,7 +172,7 @@ type tcpListener struct {
 	tls             *tls.Config // nil: plain TCP
 	allocateTimeout time.Duration
 	writeTimeout    time.Duration
-	screens         func() *screen // one per connection; nil: none
+	rewriters       func() *requestRewriter // one per connection; nil: none
 
 	refused       atomic.Uint64 // closed at accept: over a cap
 	badFrames     atomic.Uint64 // closed for a frame tcpFramer refused
@@ -242,7 +242,7 @@ const (
 	acceptRetryMax = time.Second
 )
 
-func newTCPListener(ln net.Listener, cfg Config, caps *tcpCaps, screens func() *screen) *tcpListener {
+func newTCPListener(ln net.Listener, cfg Config, caps *tcpCaps, rewriters func() *requestRewriter) *tcpListener {
 	return &tcpListener{
 		Listener:        ln,
 		log:             cfg.Logger.With("component", "turn"),
@@ -250,7 +250,7 @@ func newTCPListener(ln net.Listener, cfg Config, caps *tcpCaps, screens func() *
 		caps:            caps,
 		allocateTimeout: cfg.TCPAllocateTimeout,
 		writeTimeout:    cfg.tcpWriteTimeout,
-		screens:         screens,
+		rewriters:       rewriters,
 		conns:           make(map[netip.AddrPort]*tcpConn),
 	}
 }
@@ -310,7 +310,7 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 	}
 	l.mu.Unlock()
 	if over == "" {
-		// Not before: refused connections need no handshake, buffer or screen.
+		// Not before: refused connections need no handshake, buffer or rewriter.
 		if l.tls != nil {
 			// The handshake runs inside pion's first Read, so under the
 			// allocate deadline (armReadDeadline), never in this accept
@@ -319,8 +319,8 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 			_ = c.SetWriteDeadline(tc.allocateBy)
 		}
 		tc.fr = newTCPFramer(tc.Conn)
-		if l.screens != nil {
-			tc.screen = l.screens()
+		if l.rewriters != nil {
+			tc.rewriter = l.rewriters()
 		}
 
 		return tc, nil
@@ -429,8 +429,8 @@ func (l *tcpListener) untrack(c *tcpConn) {
 	l.caps.release(c.ip)
 }
 
-// tcpConn is an accepted TURN-over-TCP (or TLS) connection: framed and
-// screened, with a deadline to allocate, then an idle timeout, and a write
+// tcpConn is an accepted TURN-over-TCP (or TLS) connection: framed, its
+// requests passed through a requestRewriter, with a deadline to allocate, then an idle timeout, and a write
 // timeout.
 type tcpConn struct {
 	net.Conn            // the TLS server connection over raw, or raw itself
@@ -438,8 +438,8 @@ type tcpConn struct {
 	l          *tcpListener
 	client     netip.AddrPort
 	ip         netip.Addr
-	fr         *tcpFramer // read only by pion's read loop for this conn
-	screen     *screen    // this connection's; nil if the listener has none
+	fr         *tcpFramer       // read only by pion's read loop for this conn
+	rewriter   *requestRewriter // this connection's; nil if the listener has none
 	allocateBy time.Time
 	// allocatedOnce is set, and the deadline moved to the idle timeout, at
 	// the first allocation.
@@ -448,10 +448,10 @@ type tcpConn struct {
 	once          sync.Once
 }
 
-// Read returns the next whole frame (see tcpFramer) that the screen does
+// Read returns the next whole frame (see tcpFramer) that the rewriter does
 // not answer itself. pion calls it from the connection's one read loop,
 // which handles each request to completion before it reads again, as a
-// UDP listener's does: so one screen per connection sees its requests as
+// UDP listener's does: so one rewriter per connection sees its requests as
 // one per listener does over UDP.
 func (c *tcpConn) Read(p []byte) (int, error) {
 	for {
@@ -463,12 +463,12 @@ func (c *tcpConn) Read(p []byte) (int, error) {
 
 			return n, err
 		}
-		// Only STUN is screened, and only a frame read whole (always, with
+		// Only STUN is rewritten, and only a frame read whole (always, with
 		// pion's 1,600-byte buffer): a rewrite must replace all of it.
-		if c.screen == nil || !fresh || c.fr.left != 0 || p[0]&0xC0 != 0 {
+		if c.rewriter == nil || !fresh || c.fr.left != 0 || p[0]&0xC0 != 0 {
 			return n, nil
 		}
-		m, reply := c.screen.request(p, n, allocKey{tcp: true, client: c.client})
+		m, reply := c.rewriter.request(p, n, allocKey{tcp: true, client: c.client})
 		if reply == nil {
 			return m, nil
 		}
@@ -520,11 +520,11 @@ func (c *tcpConn) handshaking() bool {
 }
 
 // Write sends what pion writes (STUNConn.WriteTo): responses from the read
-// loop, and relayed data from the allocation's goroutine. A 400 answering a
-// request whose credentials failed goes out as the 401 RFC 5389 asks for.
+// loop, and relayed data from the allocation's goroutine. A response the
+// rewriter replaces (pionfix_unauthorized.go) goes out replaced.
 func (c *tcpConn) Write(p []byte) (int, error) {
-	if c.screen != nil && c.screen.refused.Load() != nil {
-		if b := c.screen.unauthorized(p); b != nil {
+	if c.rewriter != nil {
+		if b := c.rewriter.response(p); b != nil {
 			if _, err := c.write(b); err != nil {
 				return 0, err
 			}

@@ -11,23 +11,23 @@ import (
 	"time"
 )
 
-// listenerRig is a TURN listener socket read through turnConn, as pion's
+// listenerRig is a TURN listener socket read through udpListener, as pion's
 // read loop reads it, with the fast path between two real client sockets:
 // relay a (client ca) and relay b (client cb) bound to each other on
 // channels 0x4000 (a) and 0x4001 (b).
 type listenerRig struct {
-	reg    *registry
+	allocs *allocations
 	fs     *fakeSessions
 	a, b   *relayConn
 	ca, cb *net.UDPConn
 	ln     *net.UDPConn
-	tc     *turnConn
+	tc     *udpListener
 	buf    []byte
 }
 
 func newListenerRig(tb testing.TB, batch int, opts ...func(*Config)) *listenerRig {
 	tb.Helper()
-	reg, fs, a, b := unitRegistry(tb, opts...)
+	allocs, fs, a, b := unitAllocations(tb, opts...)
 	udp := func() *net.UDPConn {
 		c, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
@@ -38,25 +38,25 @@ func newListenerRig(tb testing.TB, batch int, opts ...func(*Config)) *listenerRi
 
 		return c
 	}
-	r := &listenerRig{reg: reg, fs: fs, a: a, b: b, ca: udp(), cb: udp(), ln: udp(), buf: make([]byte, inboundMTU)}
+	r := &listenerRig{allocs: allocs, fs: fs, a: a, b: b, ca: udp(), cb: udp(), ln: udp(), buf: make([]byte, inboundMTU)}
 	r.rekey(a, r.ca)
 	r.rekey(b, r.cb)
 	var c Config
 	for _, o := range opts {
 		o(&c)
 	}
-	r.tc = newTurnConn(r.ln, reg, nil, reg.stats.newListener(), batch, !c.DisableUDPGSO)
+	r.tc = newUDPListener(r.ln, allocs, nil, allocs.stats.newListener(), batch, !c.DisableUDPGSO)
 
 	return r
 }
 
 // rekey makes c the client socket of relay rc.
 func (r *listenerRig) rekey(rc *relayConn, c *net.UDPConn) {
-	r.reg.mu.Lock()
-	defer r.reg.mu.Unlock()
-	delete(r.reg.clients, rc.client)
+	r.allocs.mu.Lock()
+	defer r.allocs.mu.Unlock()
+	delete(r.allocs.clients, rc.client)
 	rc.client = c.LocalAddr().(*net.UDPAddr).AddrPort() //nolint:forcetypeassert // a UDP socket
-	r.reg.clients[rc.client] = rc
+	r.allocs.clients[rc.client] = rc
 }
 
 // addr is the listener's address.
@@ -320,7 +320,7 @@ func TestListenerOversizedDatagram(t *testing.T) {
 	}
 }
 
-// fakeIO hands a turnConn scripted batches and records what it sends: the
+// fakeIO hands a udpListener scripted batches and records what it sends: the
 // kernel sending only part of a batch, or refusing one datagram in it.
 type fakeIO struct {
 	batches [][]datagram
@@ -404,7 +404,7 @@ func TestListenerPartialWrite(t *testing.T) {
 	if fmt.Sprint(f.sent) != fmt.Sprint(want) {
 		t.Fatalf("sent %q\nwant %q", f.sent, want)
 	}
-	if st := r.reg.stats.fast(); st.Packets != 8 {
+	if st := r.allocs.stats.fast(); st.Packets != 8 {
 		t.Fatalf("fast path counted %d packets, want the 8 it forwarded", st.Packets)
 	}
 }
@@ -538,7 +538,7 @@ func FuzzListenerBatch(f *testing.F) {
 		for _, d := range batch {
 			p := append([]byte(nil), d.buf[:d.n]...)
 			if len(p) >= channelHeader && p[0]&0xC0 == 0x40 {
-				if to, m, ok := r.reg.forward(p, d.addr); ok {
+				if to, m, ok := r.allocs.forward(p, d.addr); ok {
 					if m > 0 {
 						wantSent = append(wantSent, fmt.Sprintf("%s %s", to, p[channelHeader:m]))
 					}

@@ -10,14 +10,15 @@ import (
 	"time"
 )
 
-// registry is the peer policy: it knows every relay socket this server handed
-// out, which session owns it, and how many allocations each session holds.
+// allocations is what the server knows of pion's allocations, and the peer
+// policy over them: every relay socket this server handed out, which session
+// owns it, and how many allocations each session holds.
 // turn is never an open relay because every relayed packet is checked here:
 // the only destinations allowed are live relay sockets of the same room.
 //
 // Relays are keyed by port alone: all of them share one advertised IP
 // (PublicIP) and one bind IP, so the port identifies the socket.
-type registry struct {
+type allocations struct {
 	sessions      Sessions
 	log           *slog.Logger
 	maxPerSession int
@@ -48,7 +49,7 @@ type registry struct {
 	droppedBandwidth      atomic.Uint64
 	droppedBandwidthBytes atomic.Uint64
 	// stats are the totals Stats reports beyond the drops above.
-	stats *registryCounters
+	stats *allocationCounters
 
 	mu         sync.RWMutex
 	closed     bool
@@ -56,7 +57,7 @@ type registry struct {
 	relays     map[uint16]*relayConn         // sockets of live allocations
 	clients    map[netip.AddrPort]*relayConn // live allocations of UDP clients, by client address
 	bySession  map[string][]*relayConn       // live allocations by session, for invalidate
-	allocs     map[allocKey]allocRecord
+	records    map[allocKey]allocRecord
 	reserved   map[allocKey]reservation // quota granted, allocation not reported yet
 	perSession map[string]int           // allocs and reservations by session
 	perIP      map[netip.Prefix]int     // allocs and reservations by client IP (/64 for IPv6)
@@ -91,14 +92,14 @@ type reservation struct {
 // succeeded nor reported an error (which pion always does) holds its slot.
 const reservationTTL = 10 * time.Second
 
-func newRegistry(cfg Config, log *slog.Logger) *registry {
+func newAllocations(cfg Config, log *slog.Logger) *allocations {
 	public, _ := netip.AddrFromSlice(cfg.PublicIP.To4())
 	local, _ := netip.AddrFromSlice(cfg.RelayBindIP.To4())
 	if local.IsUnspecified() {
 		local = netip.AddrFrom4([4]byte{127, 0, 0, 1})
 	}
 
-	return &registry{
+	return &allocations{
 		sessions:      cfg.Sessions,
 		log:           log,
 		maxPerSession: cfg.MaxAllocationsPerSession,
@@ -113,12 +114,12 @@ func newRegistry(cfg Config, log *slog.Logger) *registry {
 		relays:        make(map[uint16]*relayConn),
 		clients:       make(map[netip.AddrPort]*relayConn),
 		bySession:     make(map[string][]*relayConn),
-		allocs:        make(map[allocKey]allocRecord),
+		records:       make(map[allocKey]allocRecord),
 		reserved:      make(map[allocKey]reservation),
 		perSession:    make(map[string]int),
 		perIP:         make(map[netip.Prefix]int),
 		ends:          newSessionEnds(),
-		stats:         newRegistryCounters(),
+		stats:         newAllocationCounters(),
 	}
 }
 
@@ -161,13 +162,13 @@ func clientKey(addr net.Addr) (allocKey, bool) {
 // permit is the pion PermissionHandler. pion hands it only the peer IP, never
 // the port, so it can only narrow peers to our own relay IP; outbound checks
 // the port on every packet.
-func (r *registry) permit(client net.Addr, peer net.IP) bool {
+func (a *allocations) permit(client net.Addr, peer net.IP) bool {
 	// XOR-PEER-ADDRESS decodes to 4 bytes for family IPv4 and 16 for IPv6, so
 	// an IPv4-mapped IPv6 peer stays distinct from public here.
-	if ip, ok := netip.AddrFromSlice(peer); ok && ip == r.public {
+	if ip, ok := netip.AddrFromSlice(peer); ok && ip == a.public {
 		return true
 	}
-	r.log.Debug("peer refused", "client", client.String(), "peer", peer.String())
+	a.log.Debug("peer refused", "client", client.String(), "peer", peer.String())
 
 	return false
 }
@@ -179,7 +180,7 @@ func (r *registry) permit(client net.Addr, peer net.IP) bool {
 // overshoot; the allocation's creation (or pion's error report) settles the
 // reservation. The server-wide cap is left to AllocatePacketConn, whose
 // refusal pion answers 508 Insufficient Capacity.
-func (r *registry) quota(username, _ string, src net.Addr) bool {
+func (a *allocations) quota(username, _ string, src net.Addr) bool {
 	_, session, err := parseUsername(username)
 	if err != nil {
 		return false
@@ -191,28 +192,28 @@ func (r *registry) quota(username, _ string, src net.Addr) bool {
 	prefix := ipPrefix(key.client.Addr())
 	refused, limit := "", 0
 
-	r.mu.Lock()
+	a.mu.Lock()
 	// A reservation still here belongs to an earlier Allocate on this
 	// 5-tuple that made nothing; requests on one 5-tuple run one at a time.
-	r.settleLocked(key)
+	a.settleLocked(key)
 	switch {
-	case r.perSession[session] >= r.maxPerSession:
-		refused, limit = "session", r.maxPerSession
-		r.stats.refusedSession.Add(1)
-	case r.perIP[prefix] >= r.maxPerIP:
-		refused, limit = "ip", r.maxPerIP
-		r.stats.refusedIP.Add(1)
-	case len(r.pending)+len(r.relays) >= r.maxTotal:
+	case a.perSession[session] >= a.maxPerSession:
+		refused, limit = "session", a.maxPerSession
+		a.stats.refusedSession.Add(1)
+	case a.perIP[prefix] >= a.maxPerIP:
+		refused, limit = "ip", a.maxPerIP
+		a.stats.refusedIP.Add(1)
+	case len(a.pending)+len(a.relays) >= a.maxTotal:
 		// No reservation: AllocatePacketConn refuses this one.
 	default:
-		r.reserved[key] = reservation{session: session, prefix: prefix, at: time.Now()}
-		r.countLocked(session, prefix)
+		a.reserved[key] = reservation{session: session, prefix: prefix, at: time.Now()}
+		a.countLocked(session, prefix)
 	}
-	r.mu.Unlock()
+	a.mu.Unlock()
 
 	if refused != "" {
-		if skipped, ok := r.refusalLog.allow(); ok {
-			r.log.Info("allocation refused: quota reached", "per", refused, "session", session,
+		if skipped, ok := a.refusalLog.allow(); ok {
+			a.log.Info("allocation refused: quota reached", "per", refused, "session", session,
 				"client", src.String(), "limit", limit, "refusals_not_logged", skipped)
 		}
 
@@ -223,38 +224,38 @@ func (r *registry) quota(username, _ string, src net.Addr) bool {
 }
 
 // settleLocked drops key's reservation, if any, and its counts.
-func (r *registry) settleLocked(key allocKey) {
-	if res, ok := r.reserved[key]; ok {
-		delete(r.reserved, key)
-		r.releaseLocked(res.session, res.prefix)
+func (a *allocations) settleLocked(key allocKey) {
+	if res, ok := a.reserved[key]; ok {
+		delete(a.reserved, key)
+		a.releaseLocked(res.session, res.prefix)
 	}
 }
 
-func (r *registry) countLocked(session string, prefix netip.Prefix) {
-	r.perSession[session]++
-	r.perIP[prefix]++
+func (a *allocations) countLocked(session string, prefix netip.Prefix) {
+	a.perSession[session]++
+	a.perIP[prefix]++
 }
 
-func (r *registry) releaseLocked(session string, prefix netip.Prefix) {
-	if r.perSession[session] <= 1 {
-		delete(r.perSession, session)
+func (a *allocations) releaseLocked(session string, prefix netip.Prefix) {
+	if a.perSession[session] <= 1 {
+		delete(a.perSession, session)
 	} else {
-		r.perSession[session]--
+		a.perSession[session]--
 	}
-	if r.perIP[prefix] <= 1 {
-		delete(r.perIP, prefix)
+	if a.perIP[prefix] <= 1 {
+		delete(a.perIP, prefix)
 	} else {
-		r.perIP[prefix]--
+		a.perIP[prefix]--
 	}
 }
 
 // dropStaleReservations releases reservations older than reservationTTL.
-func (r *registry) dropStaleReservations(now time.Time) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	for key, res := range r.reserved {
+func (a *allocations) dropStaleReservations(now time.Time) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for key, res := range a.reserved {
 		if now.Sub(res.at) > reservationTTL {
-			r.settleLocked(key)
+			a.settleLocked(key)
 		}
 	}
 }
@@ -263,24 +264,24 @@ func (r *registry) dropStaleReservations(now time.Time) {
 // and to which relay socket. It runs for every packet pion relays (the fast
 // path checks the same with sameRoom): one read lock, two RoomOf calls, no
 // allocation.
-func (r *registry) outbound(from *relayConn, dst net.Addr) (*relayConn, bool) {
+func (a *allocations) outbound(from *relayConn, dst net.Addr) (*relayConn, bool) {
 	ua, ok := dst.(*net.UDPAddr)
 	if !ok {
 		return nil, false
 	}
 	to := ua.AddrPort()
-	if to.Addr() != r.public {
+	if to.Addr() != a.public {
 		return nil, false
 	}
-	r.mu.RLock()
-	peer := r.relays[to.Port()]
+	a.mu.RLock()
+	peer := a.relays[to.Port()]
 	self := from.session
 	var other string
 	if peer != nil {
 		other = peer.session
 	}
-	r.mu.RUnlock()
-	if peer == nil || !r.sameRoom(from, self, peer, other) {
+	a.mu.RUnlock()
+	if peer == nil || !a.sameRoom(from, self, peer, other) {
 		return nil, false
 	}
 
@@ -293,98 +294,98 @@ func (r *registry) outbound(from *relayConn, dst net.Addr) (*relayConn, bool) {
 // outbound; this keeps out everything else that can reach the port: scanners,
 // other local services, spoofers. It also spares pion's per-packet
 // "No Permission" log line for such traffic.
-func (r *registry) inbound(src netip.AddrPort) *relayConn {
-	if src.Addr().Unmap() != r.local {
+func (a *allocations) inbound(src netip.AddrPort) *relayConn {
+	if src.Addr().Unmap() != a.local {
 		return nil
 	}
-	r.mu.RLock()
-	peer := r.relays[src.Port()]
-	r.mu.RUnlock()
+	a.mu.RLock()
+	peer := a.relays[src.Port()]
+	a.mu.RUnlock()
 
 	return peer
 }
 
 // noteDroppedWrite counts a refused packet and logs at most one per second.
-func (r *registry) noteDroppedWrite(from *relayConn, dst net.Addr) {
-	total := r.droppedWrites.Add(1)
-	if !r.log.Enabled(context.Background(), slog.LevelDebug) {
+func (a *allocations) noteDroppedWrite(from *relayConn, dst net.Addr) {
+	total := a.droppedWrites.Add(1)
+	if !a.log.Enabled(context.Background(), slog.LevelDebug) {
 		return
 	}
 	now := time.Now().UnixNano()
-	last := r.lastDropLog.Load()
-	if now-last < int64(time.Second) || !r.lastDropLog.CompareAndSwap(last, now) {
+	last := a.lastDropLog.Load()
+	if now-last < int64(time.Second) || !a.lastDropLog.CompareAndSwap(last, now) {
 		return
 	}
-	r.mu.RLock()
+	a.mu.RLock()
 	session := from.session
-	r.mu.RUnlock()
-	r.log.Debug("relay packet dropped", "session", session, "peer", dst.String(), "dropped_total", total)
+	a.mu.RUnlock()
+	a.log.Debug("relay packet dropped", "session", session, "peer", dst.String(), "dropped_total", total)
 }
 
 // hasAllocation reports whether client already holds an allocation made with
 // username. The auth handler uses it to keep serving allocations whose
 // credential expired mid-game.
-func (r *registry) hasAllocation(client net.Addr, username string) bool {
+func (a *allocations) hasAllocation(client net.Addr, username string) bool {
 	key, ok := clientKey(client)
 	if !ok {
 		return false
 	}
-	r.mu.RLock()
-	rec, ok := r.allocs[key]
-	r.mu.RUnlock()
+	a.mu.RLock()
+	rec, ok := a.records[key]
+	a.mu.RUnlock()
 
 	return ok && rec.username == username
 }
 
 // full reports whether the server holds MaxAllocations relay sockets.
-func (r *registry) full() bool {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+func (a *allocations) full() bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
 
-	return len(r.pending)+len(r.relays) >= r.maxTotal
+	return len(a.pending)+len(a.relays) >= a.maxTotal
 }
 
 // addPending records a relay socket handed to pion before its allocation
 // exists, unless the server is closed or full.
-func (r *registry) addPending(c *relayConn) error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
+func (a *allocations) addPending(c *relayConn) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.closed {
 		return ErrClosed
 	}
-	if len(r.pending)+len(r.relays) >= r.maxTotal {
-		r.stats.refusedCapacity.Add(1)
+	if len(a.pending)+len(a.relays) >= a.maxTotal {
+		a.stats.refusedCapacity.Add(1)
 
 		return errCapacity
 	}
-	r.pending[c.port] = c
+	a.pending[c.port] = c
 
 	return nil
 }
 
 // removeRelay forgets a closing relay socket so no packet is routed to it.
-func (r *registry) removeRelay(c *relayConn) {
-	r.mu.Lock()
-	if r.pending[c.port] == c {
-		delete(r.pending, c.port)
+func (a *allocations) removeRelay(c *relayConn) {
+	a.mu.Lock()
+	if a.pending[c.port] == c {
+		delete(a.pending, c.port)
 	}
-	if r.relays[c.port] == c {
-		delete(r.relays, c.port)
+	if a.relays[c.port] == c {
+		delete(a.relays, c.port)
 	}
-	if c.udpClient && r.clients[c.client] == c {
-		delete(r.clients, c.client)
+	if c.udpClient && a.clients[c.client] == c {
+		delete(a.clients, c.client)
 	}
-	r.dropSessionRelayLocked(c)
+	a.dropSessionRelayLocked(c)
 	c.channels.reset()
 	if c.expiry != nil {
 		c.expiry.Stop()
 	}
-	r.mu.Unlock()
+	a.mu.Unlock()
 }
 
 // dropSessionRelayLocked removes c from its session's list.
-func (r *registry) dropSessionRelayLocked(c *relayConn) {
-	list := r.bySession[c.session]
+func (a *allocations) dropSessionRelayLocked(c *relayConn) {
+	list := a.bySession[c.session]
 	for i, o := range list {
 		if o == c {
 			list[i] = list[len(list)-1]
@@ -395,49 +396,49 @@ func (r *registry) dropSessionRelayLocked(c *relayConn) {
 		}
 	}
 	if len(list) == 0 {
-		delete(r.bySession, c.session)
+		delete(a.bySession, c.session)
 	} else {
-		r.bySession[c.session] = list
+		a.bySession[c.session] = list
 	}
 }
 
 // closeRelays refuses new relay sockets and closes every existing one, which
 // makes pion delete their allocations.
-func (r *registry) closeRelays() {
-	r.mu.Lock()
-	r.closed = true
-	conns := make([]*relayConn, 0, len(r.pending)+len(r.relays))
-	for _, c := range r.pending {
+func (a *allocations) closeRelays() {
+	a.mu.Lock()
+	a.closed = true
+	conns := make([]*relayConn, 0, len(a.pending)+len(a.relays))
+	for _, c := range a.pending {
 		conns = append(conns, c)
 	}
-	for _, c := range r.relays {
+	for _, c := range a.relays {
 		conns = append(conns, c)
 	}
-	r.mu.Unlock()
+	a.mu.Unlock()
 	for _, c := range conns {
 		_ = c.Close()
 	}
 }
 
-func (r *registry) allocationCount() int {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
+func (a *allocations) allocationCount() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
 
-	return len(r.allocs)
+	return len(a.records)
 }
 
 // allocationCounts returns the live allocations and the client addresses
 // of those over TCP or TLS.
-func (r *registry) allocationCounts() (total int, stream []netip.AddrPort) {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	for k := range r.allocs {
+func (a *allocations) allocationCounts() (total int, stream []netip.AddrPort) {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	for k := range a.records {
 		if k.tcp {
 			stream = append(stream, k.client)
 		}
 	}
 
-	return len(r.allocs), stream
+	return len(a.records), stream
 }
 
 // logLimiter lets one log line through per second and counts the rest, for

@@ -228,11 +228,11 @@ func TestPermit(t *testing.T) {
 	srv, _ := newServer(t)
 	client := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 5000}
 	// XOR-PEER-ADDRESS decodes family IPv4 to 4 bytes and IPv6 to 16.
-	if !srv.reg.permit(client, net.IPv4(127, 0, 0, 1).To4()) {
+	if !srv.allocs.permit(client, net.IPv4(127, 0, 0, 1).To4()) {
 		t.Fatal("relay IP refused")
 	}
 	for _, ip := range []string{"::ffff:127.0.0.1", "64:ff9b::7f00:1", "2002:7f00:1::", "10.0.0.1", "::1"} {
-		if srv.reg.permit(client, net.ParseIP(ip)) {
+		if srv.allocs.permit(client, net.ParseIP(ip)) {
 			t.Errorf("%s permitted", ip)
 		}
 	}
@@ -245,27 +245,27 @@ func TestRelayFilterDoesNotAllocate(t *testing.T) {
 	fs.join("c", "r2")
 	a, b, c := allocated(t, srv, "a"), allocated(t, srv, "b"), allocated(t, srv, "c")
 	rc := func(p net.PacketConn) *relayConn {
-		srv.reg.mu.RLock()
-		defer srv.reg.mu.RUnlock()
+		srv.allocs.mu.RLock()
+		defer srv.allocs.mu.RUnlock()
 
-		return srv.reg.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec,forcetypeassert // a UDP test port
+		return srv.allocs.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec,forcetypeassert // a UDP test port
 	}
 	ra, rb := rc(a), rc(b)
 	if ra == nil || rb == nil || rc(c) == nil {
 		t.Fatal("relays not registered")
 	}
 	toB, toC := b.LocalAddr(), c.LocalAddr()
-	if _, ok := srv.reg.outbound(ra, toB); !ok {
+	if _, ok := srv.allocs.outbound(ra, toB); !ok {
 		t.Fatal("a->b refused")
 	}
-	if _, ok := srv.reg.outbound(ra, toC); ok {
+	if _, ok := srv.allocs.outbound(ra, toC); ok {
 		t.Fatal("a->c allowed")
 	}
 	for name, f := range map[string]func(){
-		"outbound allowed": func() { srv.reg.outbound(ra, toB) },
-		"outbound refused": func() { srv.reg.outbound(ra, toC) },
-		"inbound":          func() { srv.reg.inbound(rb.local) },
-		"dropped write":    func() { srv.reg.noteDroppedWrite(ra, toC) },
+		"outbound allowed": func() { srv.allocs.outbound(ra, toB) },
+		"outbound refused": func() { srv.allocs.outbound(ra, toC) },
+		"inbound":          func() { srv.allocs.inbound(rb.local) },
+		"dropped write":    func() { srv.allocs.noteDroppedWrite(ra, toC) },
 	} {
 		if n := testing.AllocsPerRun(1000, f); n != 0 {
 			t.Errorf("%s: %.1f allocations per packet", name, n)

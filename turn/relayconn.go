@@ -13,18 +13,18 @@ import (
 
 // relayConn is the relay socket of one allocation as pion sees it. pion
 // reads peer traffic with ReadFrom and relays client traffic with WriteTo;
-// both consult the registry so only same-room relay sockets are reachable.
+// both consult allocations so only same-room relay sockets are reachable.
 type relayConn struct {
-	conn *net.UDPConn
-	reg  *registry
-	port uint16
+	conn   *net.UDPConn
+	allocs *allocations
+	port   uint16
 	// public is the advertised relay address; it is also what ReadFrom
 	// reports as the source of this socket's packets, so it must not be
 	// modified (pion only reads it).
 	public *net.UDPAddr
 	// local is where other relay sockets send to reach this one.
 	local netip.AddrPort
-	// Guarded by reg.mu. session owns the allocation and client is its
+	// Guarded by allocs.mu. session owns the allocation and client is its
 	// client's transport address (udpClient: over UDP), set once by
 	// onAllocationCreated; channels mirrors pion's channel bindings.
 	session   string
@@ -65,7 +65,7 @@ func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 		if n, from, ok := c.in.take(p); ok {
 			// Counted here, before pion sends it on, so a packet that has
 			// arrived has been counted.
-			c.reg.stats.other.add(n)
+			c.allocs.stats.other.add(n)
 
 			return n, from, nil
 		}
@@ -94,16 +94,16 @@ func (c *relayConn) ReadFrom(p []byte) (int, net.Addr, error) {
 
 			continue
 		}
-		from := c.reg.inbound(src)
+		from := c.allocs.inbound(src)
 		if from == nil {
-			c.reg.droppedReads.Add(1)
+			c.allocs.droppedReads.Add(1)
 
 			continue
 		}
 		// Our relays hand packets over in memory, so none should come this
 		// way; if one does, it is charged to its sender all the same.
-		if c.reg.admit(from, n) {
-			c.reg.stats.other.add(n)
+		if c.allocs.admit(from, n) {
+			c.allocs.stats.other.add(n)
 
 			return n, from.public, nil
 		}
@@ -129,13 +129,13 @@ func (c *relayConn) deliver(p []byte, from *net.UDPAddr) delivery {
 // relay that is gone, which counts as the policy refusal it would have met a
 // moment later. (Counting the latter as overflow made a 30-minute soak of
 // 15 million packets report one "overflow" where no queue was full.)
-func (r *registry) handOver(peer *relayConn, p []byte, from *relayConn) {
+func (a *allocations) handOver(peer *relayConn, p []byte, from *relayConn) {
 	switch peer.deliver(p, from.public) {
 	case delivered:
 	case dropFull:
-		r.droppedFull.Add(1)
+		a.droppedFull.Add(1)
 	case dropGone:
-		r.droppedWrites.Add(1)
+		a.droppedWrites.Add(1)
 	}
 }
 
@@ -159,16 +159,16 @@ func isTimeout(err error) bool {
 // goes straight to the destination allocation's inbox, unless it is over this
 // allocation's bandwidth, which also drops it silently.
 func (c *relayConn) WriteTo(p []byte, dst net.Addr) (int, error) {
-	peer, ok := c.reg.outbound(c, dst)
+	peer, ok := c.allocs.outbound(c, dst)
 	if !ok {
-		c.reg.noteDroppedWrite(c, dst)
+		c.allocs.noteDroppedWrite(c, dst)
 
 		return len(p), nil
 	}
-	if !c.reg.admit(c, len(p)) {
+	if !c.allocs.admit(c, len(p)) {
 		return len(p), nil
 	}
-	c.reg.handOver(peer, p, c)
+	c.allocs.handOver(peer, p, c)
 
 	return len(p), nil
 }
@@ -179,7 +179,7 @@ func (c *relayConn) WriteTo(p []byte, dst net.Addr) (int, error) {
 func (c *relayConn) Close() error {
 	c.closeOnce.Do(func() {
 		c.closed.Store(true)
-		c.reg.removeRelay(c)
+		c.allocs.removeRelay(c)
 		c.in.close()
 		c.closeErr = c.conn.Close()
 	})
@@ -215,7 +215,7 @@ func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.conn.SetWrite
 // relayConn. pion does not tell it the username, so the socket learns its
 // session later from onAllocationCreated.
 type relayGenerator struct {
-	reg    *registry
+	allocs *allocations
 	bindIP net.IP
 	log    *slog.Logger
 	ids    atomic.Uint64 // the last usage.id handed out
@@ -232,10 +232,10 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 	// pion answers a refusal here 508 Insufficient Capacity. Checked before
 	// the socket is opened so a flood costs no descriptors; addPending
 	// checks again under the lock.
-	if g.reg.full() {
-		g.reg.stats.refusedCapacity.Add(1)
-		if skipped, ok := g.reg.refusalLog.allow(); ok {
-			g.log.Warn("allocation refused: server at MaxAllocations", "limit", g.reg.maxTotal,
+	if g.allocs.full() {
+		g.allocs.stats.refusedCapacity.Add(1)
+		if skipped, ok := g.allocs.refusalLog.allow(); ok {
+			g.log.Warn("allocation refused: server at MaxAllocations", "limit", g.allocs.maxTotal,
 				"refusals_not_logged", skipped)
 		}
 
@@ -250,13 +250,13 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 	port := uint16(conn.LocalAddr().(*net.UDPAddr).Port) //nolint:gosec,forcetypeassert // a UDP socket
 	c := &relayConn{
 		conn:   conn,
-		reg:    g.reg,
+		allocs: g.allocs,
 		port:   port,
-		public: &net.UDPAddr{IP: g.reg.public.AsSlice(), Port: int(port)},
-		local:  netip.AddrPortFrom(g.reg.local, port),
+		public: &net.UDPAddr{IP: g.allocs.public.AsSlice(), Port: int(port)},
+		local:  netip.AddrPortFrom(g.allocs.local, port),
 		usage:  usage{id: g.ids.Add(1), created: time.Now()},
 	}
-	if err := g.reg.addPending(c); err != nil {
+	if err := g.allocs.addPending(c); err != nil {
 		_ = conn.Close()
 
 		return nil, nil, err
@@ -264,7 +264,7 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 
 	// pion keeps the returned address as the allocation's RelayAddr; give it
 	// its own copy so nothing it does can reach c.public.
-	return c, &net.UDPAddr{IP: g.reg.public.AsSlice(), Port: int(port)}, nil
+	return c, &net.UDPAddr{IP: g.allocs.public.AsSlice(), Port: int(port)}, nil
 }
 
 // AllocateConn would serve RFC 6062 TCP relays, which hostrelay does not offer.

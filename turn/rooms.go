@@ -34,10 +34,10 @@ type roomCache struct {
 
 // roomOf returns the room of c's session, from the cache while no change
 // was reported since it was filled. session is c.session, read by the caller
-// under reg.mu.
-func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
-	if !r.roomChanges {
-		return r.sessions.RoomOf(session)
+// under allocs.mu.
+func (a *allocations) roomOf(c *relayConn, session string) (string, bool) {
+	if !a.roomChanges {
+		return a.sessions.RoomOf(session)
 	}
 	// Read the version before asking: a change reported while RoomOf runs
 	// bumps it, so the answer is stored as already stale.
@@ -45,7 +45,7 @@ func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
 	if rc := c.rooms.cached.Load(); rc != nil && rc.ver == v {
 		return rc.room, rc.ok
 	}
-	room, ok := r.sessions.RoomOf(session)
+	room, ok := a.sessions.RoomOf(session)
 	c.rooms.cached.Store(&cachedRoom{ver: v, room: room, ok: ok})
 
 	return room, ok
@@ -53,32 +53,32 @@ func (r *registry) roomOf(c *relayConn, session string) (string, bool) {
 
 // invalidate is the RoomChangeNotifier callback: the next packet of any allocation
 // of session asks RoomOf again, and the janitor asks whether the session
-// ended. It takes only reg.mu and the janitor's queue lock, which turn never
+// ended. It takes only allocs.mu and the janitor's queue lock, which turn never
 // holds while calling into the Sessions.
-func (r *registry) invalidate(session string) {
-	r.mu.RLock()
-	list := r.bySession[session]
+func (a *allocations) invalidate(session string) {
+	a.mu.RLock()
+	list := a.bySession[session]
 	for _, c := range list {
 		c.rooms.ver.Add(1)
 	}
 	held := len(list) > 0
-	r.mu.RUnlock()
+	a.mu.RUnlock()
 	if held {
-		r.ends.add(session)
+		a.ends.add(session)
 	}
 }
 
-// sameRoom reports whether the sessions of a and b (sa and sb, read under
-// reg.mu) are both in a room, the same one.
-func (r *registry) sameRoom(a *relayConn, sa string, b *relayConn, sb string) bool {
-	if sa == "" || sb == "" {
+// sameRoom reports whether the sessions of x and y (sx and sy, read under
+// allocs.mu) are both in a room, the same one.
+func (a *allocations) sameRoom(x *relayConn, sx string, y *relayConn, sy string) bool {
+	if sx == "" || sy == "" {
 		return false
 	}
-	room, ok := r.roomOf(a, sa)
+	room, ok := a.roomOf(x, sx)
 	if !ok || room == "" {
 		return false
 	}
-	other, ok := r.roomOf(b, sb)
+	other, ok := a.roomOf(y, sy)
 
 	return ok && other == room
 }

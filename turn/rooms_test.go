@@ -9,7 +9,7 @@ import (
 // every change the lobby reports takes effect at once.
 func TestCachedRoomsFollowChanges(t *testing.T) {
 	srv, fs := newServer(t, notifying)
-	if !srv.reg.roomChanges {
+	if !srv.allocs.roomChanges {
 		t.Fatal("a RoomChangeNotifier did not turn the cache on")
 	}
 	fs.join("a", "r1")
@@ -72,14 +72,14 @@ func TestCachedRoomsSpareRoomOf(t *testing.T) {
 // roomOf never serves a room from before a reported change, even when the
 // change lands while RoomOf runs.
 func TestRoomOfRace(t *testing.T) {
-	reg, fs, a, _ := unitRegistry(t)
+	allocs, fs, a, _ := unitAllocations(t)
 	w := notifyingSessions{fs}
-	reg.sessions, reg.roomChanges = w, true
-	stop := w.OnRoomChange(reg.invalidate)
+	allocs.sessions, allocs.roomChanges = w, true
+	stop := w.OnRoomChange(allocs.invalidate)
 	defer stop()
-	reg.bySession["a"] = []*relayConn{a}
+	allocs.bySession["a"] = []*relayConn{a}
 
-	if room, ok := reg.roomOf(a, "a"); !ok || room != "r1" {
+	if room, ok := allocs.roomOf(a, "a"); !ok || room != "r1" {
 		t.Fatalf("roomOf = %q %v", room, ok)
 	}
 	done := make(chan struct{})
@@ -97,13 +97,13 @@ func TestRoomOfRace(t *testing.T) {
 	for {
 		select {
 		case <-done:
-			if room, _ := reg.roomOf(a, "a"); room != "r3" {
+			if room, _ := allocs.roomOf(a, "a"); room != "r3" {
 				t.Fatalf("after the last change roomOf = %q, want r3", room)
 			}
 
 			return
 		default:
-			_, _ = reg.roomOf(a, "a")
+			_, _ = allocs.roomOf(a, "a")
 		}
 	}
 }

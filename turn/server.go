@@ -17,18 +17,23 @@ import (
 	pionturn "github.com/pion/turn/v4"
 )
 
+// inboundMTU is the largest datagram pion's read loop accepts (we set
+// ServerConfig.InboundMTU to it; it is also pion v4.1.4's default). pion
+// drops any frame of this size or more, over UDP or TCP alike.
+const inboundMTU = 1600
+
 // closeTimeout bounds how long Close waits for pion to wind down allocations.
 const closeTimeout = 5 * time.Second
 
 // Server is a running TURN server. Its methods are safe for concurrent use.
 type Server struct {
-	cfg  Config
-	log  *slog.Logger
-	reg  *registry
-	pion *pionturn.Server
-	udp  []*net.UDPConn // SO_REUSEPORT group on one port, one pion read loop each
-	tcp  *tcpListener
-	tls  *tcpListener // TURN over TLS
+	cfg    Config
+	log    *slog.Logger
+	allocs *allocations
+	pion   *pionturn.Server
+	udp    []*net.UDPConn // SO_REUSEPORT group on one port, one pion read loop each
+	tcp    *tcpListener
+	tls    *tcpListener // TURN over TLS
 
 	stopMu          sync.Mutex
 	stopCtx         func() bool // unregisters the ctx hook; nil until New sets it
@@ -123,17 +128,17 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 		return nil, err // already "turn: ..."
 	}
 	log := cfg.Logger.With("component", "turn")
-	s := &Server{cfg: cfg, log: log, reg: newRegistry(cfg, log)}
+	s := &Server{cfg: cfg, log: log, allocs: newAllocations(cfg, log)}
 
-	ls, err := listen(ctx, cfg, s.newScreen)
+	ls, err := listen(ctx, cfg, s.newRewriter)
 	if err != nil {
 		return nil, err
 	}
 	s.udp, s.tcp, s.tls = ls.udp, ls.tcp, ls.tls
 	streams := s.streamListeners()
 
-	gen := &relayGenerator{reg: s.reg, bindIP: cfg.RelayBindIP, log: log}
-	events := s.reg.eventHandler()
+	gen := &relayGenerator{allocs: s.allocs, bindIP: cfg.RelayBindIP, log: log}
+	events := s.allocs.eventHandler()
 	if len(streams) > 0 {
 		// The first allocation on a TCP or TLS connection lifts its
 		// allocate deadline; the listener that does not hold src ignores it.
@@ -148,7 +153,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	pcfg := pionturn.ServerConfig{
 		Realm:         cfg.Realm,
 		AuthHandler:   s.authenticate,
-		QuotaHandler:  s.reg.quota,
+		QuotaHandler:  s.allocs.quota,
 		EventHandler:  events,
 		LoggerFactory: pionLoggerFactory{log: log},
 		InboundMTU:    inboundMTU, // tcpFramer's maxTCPFrame depends on it
@@ -160,26 +165,26 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 			log.Warn("listener socket buffers below target; raise net.core.rmem_max/wmem_max",
 				"want", socketBufferBytes, "rcvbuf", rcv, "sndbuf", snd)
 		}
-		tc := newTurnConn(u, s.reg, s.newScreen(), s.reg.stats.newListener(), cfg.UDPBatch, !cfg.DisableUDPGSO)
+		tc := newUDPListener(u, s.allocs, s.newRewriter(), s.allocs.stats.newListener(), cfg.UDPBatch, !cfg.DisableUDPGSO)
 		udpBatch = len(tc.in)
 		udpGSO = segmenting(tc.io)
 		pcfg.PacketConnConfigs = append(pcfg.PacketConnConfigs, pionturn.PacketConnConfig{
 			PacketConn:            tc,
 			RelayAddressGenerator: gen,
-			PermissionHandler:     s.reg.permit,
+			PermissionHandler:     s.allocs.permit,
 		})
 	}
 	for _, l := range streams {
 		pcfg.ListenerConfigs = append(pcfg.ListenerConfigs, pionturn.ListenerConfig{
 			Listener:              l,
 			RelayAddressGenerator: gen,
-			PermissionHandler:     s.reg.permit,
+			PermissionHandler:     s.allocs.permit,
 		})
 	}
 	// Before any packet flows: roomChanges is read without a lock.
 	if w, ok := cfg.Sessions.(RoomChangeNotifier); ok {
-		s.reg.roomChanges = true
-		s.stopRoomChanges = w.OnRoomChange(s.reg.invalidate)
+		s.allocs.roomChanges = true
+		s.stopRoomChanges = w.OnRoomChange(s.allocs.invalidate)
 	}
 	s.pion, err = pionturn.NewServer(pcfg)
 	if err != nil {
@@ -193,7 +198,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopJanitor, s.janitorDone = make(chan struct{}), make(chan struct{})
 	go func() {
 		defer close(s.janitorDone)
-		s.reg.janitor(s.stopJanitor)
+		s.allocs.janitor(s.stopJanitor)
 	}()
 
 	// The hook may fire (and run Close) before AfterFunc returns, so stopCtx
@@ -215,8 +220,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	return s, nil
 }
 
-func (s *Server) newScreen() *screen {
-	return &screen{reg: s.reg, authKey: s.screenKey, realm: stun.NewRealm(s.cfg.Realm), lifetime: s.cfg.MaxAllocationLifetime}
+func (s *Server) newRewriter() *requestRewriter {
+	return &requestRewriter{allocs: s.allocs, authKey: s.quietAuthKey, realm: stun.NewRealm(s.cfg.Realm), lifetime: s.cfg.MaxAllocationLifetime}
 }
 
 // UDPAddr returns the TURN UDP listen address, or nil if UDP is disabled.
@@ -274,19 +279,19 @@ func (s *Server) streamsOpen() int {
 // Stats returns the current counters.
 func (s *Server) Stats() Stats {
 	st := Stats{
-		DroppedWrites:         s.reg.droppedWrites.Load(),
-		DroppedReads:          s.reg.droppedReads.Load(),
-		DroppedOverflow:       s.reg.droppedFull.Load(),
-		DroppedBandwidth:      s.reg.droppedBandwidth.Load(),
-		DroppedBandwidthBytes: s.reg.droppedBandwidthBytes.Load(),
+		DroppedWrites:         s.allocs.droppedWrites.Load(),
+		DroppedReads:          s.allocs.droppedReads.Load(),
+		DroppedOverflow:       s.allocs.droppedFull.Load(),
+		DroppedBandwidth:      s.allocs.droppedBandwidth.Load(),
+		DroppedBandwidthBytes: s.allocs.droppedBandwidthBytes.Load(),
 	}
 	var stream []netip.AddrPort
-	st.Allocations, stream = s.reg.allocationCounts()
+	st.Allocations, stream = s.allocs.allocationCounts()
 	st.AllocationsTCP = len(stream)
 	if s.tls != nil {
 		st.AllocationsTLS = s.tls.tracking(stream)
 	}
-	s.reg.stats.fill(&st)
+	s.allocs.stats.fill(&st)
 	if s.tcp != nil {
 		st.TCPConns = s.tcp.open()
 		st.TCPRefused = s.tcp.refused.Load()
@@ -332,12 +337,12 @@ func (s *Server) close() error {
 	for _, l := range s.streamListeners() {
 		l.closeConns()
 	}
-	s.reg.closeRelays()
+	s.allocs.closeRelays()
 
 	// pion gives no completion signal; allocations are gone once their
 	// OnAllocationDeleted ran, TCP read loops once they closed their conn.
 	deadline := time.Now().Add(closeTimeout)
-	for s.reg.allocationCount() > 0 || s.streamsOpen() > 0 {
+	for s.allocs.allocationCount() > 0 || s.streamsOpen() > 0 {
 		if time.Now().After(deadline) {
 			return errors.Join(err, ErrCloseTimeout)
 		}

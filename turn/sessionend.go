@@ -56,22 +56,22 @@ func (e *sessionEnds) take() map[string]struct{} {
 // janitor closes the allocations of ended sessions until stop is closed.
 // It calls SessionLive from its own goroutine, never from the RoomChangeNotifier
 // callback, which runs under the lobby's locks.
-func (r *registry) janitor(stop <-chan struct{}) {
+func (a *allocations) janitor(stop <-chan struct{}) {
 	tick := time.NewTicker(sweepInterval)
 	defer tick.Stop()
 	for {
 		select {
 		case <-stop:
 			return
-		case <-r.ends.wake:
-			for session := range r.ends.take() {
-				r.closeIfEnded(session)
+		case <-a.ends.wake:
+			for session := range a.ends.take() {
+				a.closeIfEnded(session)
 			}
 		case now := <-tick.C:
-			r.dropStaleReservations(now)
-			if !r.roomChanges {
-				for _, session := range r.sessionsWithAllocations() {
-					r.closeIfEnded(session)
+			a.dropStaleReservations(now)
+			if !a.roomChanges {
+				for _, session := range a.sessionsWithAllocations() {
+					a.closeIfEnded(session)
 				}
 			}
 		}
@@ -80,27 +80,27 @@ func (r *registry) janitor(stop <-chan struct{}) {
 
 // closeIfEnded closes every allocation of session if the session is gone.
 // Sessions never come back, so nothing of it can be wanted again.
-func (r *registry) closeIfEnded(session string) {
-	r.mu.RLock()
-	held := len(r.bySession[session])
-	r.mu.RUnlock()
-	if held == 0 || r.sessions.SessionLive(session) {
+func (a *allocations) closeIfEnded(session string) {
+	a.mu.RLock()
+	held := len(a.bySession[session])
+	a.mu.RUnlock()
+	if held == 0 || a.sessions.SessionLive(session) {
 		return
 	}
-	r.mu.RLock()
-	conns := append([]*relayConn(nil), r.bySession[session]...)
-	r.mu.RUnlock()
+	a.mu.RLock()
+	conns := append([]*relayConn(nil), a.bySession[session]...)
+	a.mu.RUnlock()
 	for _, c := range conns {
 		_ = c.Close()
 	}
-	r.log.Debug("session ended: allocations closed", "session", session, "allocations", len(conns))
+	a.log.Debug("session ended: allocations closed", "session", session, "allocations", len(conns))
 }
 
-func (r *registry) sessionsWithAllocations() []string {
-	r.mu.RLock()
-	defer r.mu.RUnlock()
-	out := make([]string, 0, len(r.bySession))
-	for session := range r.bySession {
+func (a *allocations) sessionsWithAllocations() []string {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+	out := make([]string, 0, len(a.bySession))
+	for session := range a.bySession {
 		out = append(out, session)
 	}
 

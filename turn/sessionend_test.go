@@ -80,7 +80,7 @@ func TestAllocationOfEndedSessionClosed(t *testing.T) {
 	srv, fs := newServer(t, notifying)
 	fs.join("late", "room")
 	fs.end("late")
-	gen := &relayGenerator{reg: srv.reg, bindIP: srv.cfg.RelayBindIP, log: srv.log}
+	gen := &relayGenerator{allocs: srv.allocs, bindIP: srv.cfg.RelayBindIP, log: srv.log}
 	pc, relayAddr, err := gen.AllocatePacketConn("udp4", 0)
 	if err != nil {
 		t.Fatal(err)
@@ -88,9 +88,9 @@ func TestAllocationOfEndedSessionClosed(t *testing.T) {
 	rc := pc.(*relayConn) //nolint:forcetypeassert // ours
 	client := &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 40000}
 	username := srv.Credentials("late", time.Now()).Username
-	srv.reg.onAllocationCreated(client, srv.UDPAddr(), "UDP", username, srv.cfg.Realm, relayAddr, 0)
+	srv.allocs.onAllocationCreated(client, srv.UDPAddr(), "UDP", username, srv.cfg.Realm, relayAddr, 0)
 	testwait.For(t, "the ended session's late allocation to close", rc.closed.Load)
-	srv.reg.onAllocationDeleted(client, srv.UDPAddr(), "UDP", username, srv.cfg.Realm)
+	srv.allocs.onAllocationDeleted(client, srv.UDPAddr(), "UDP", username, srv.cfg.Realm)
 	if n := srv.Stats().Allocations; n != 0 {
 		t.Fatalf("%d allocations left", n)
 	}

@@ -17,9 +17,9 @@ import (
 // relayOf returns the server side of a client's allocation.
 func relayOf(t *testing.T, srv *Server, p net.PacketConn) *relayConn {
 	t.Helper()
-	srv.reg.mu.RLock()
-	defer srv.reg.mu.RUnlock()
-	rc := srv.reg.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec,forcetypeassert // a UDP test port
+	srv.allocs.mu.RLock()
+	defer srv.allocs.mu.RUnlock()
+	rc := srv.allocs.relays[uint16(p.LocalAddr().(*net.UDPAddr).Port)] //nolint:gosec,forcetypeassert // a UDP test port
 	if rc == nil {
 		t.Fatal("relay not registered")
 	}
@@ -29,8 +29,8 @@ func relayOf(t *testing.T, srv *Server, p net.PacketConn) *relayConn {
 
 // boundTo reports whether the mirror shows rc with a channel to relay port peer.
 func boundTo(srv *Server, rc *relayConn, peer net.PacketConn) bool {
-	srv.reg.mu.RLock()
-	defer srv.reg.mu.RUnlock()
+	srv.allocs.mu.RLock()
+	defer srv.allocs.mu.RUnlock()
 	_, ok := rc.channelTo(uint16(peer.LocalAddr().(*net.UDPAddr).Port)) //nolint:gosec,forcetypeassert // a UDP test port
 
 	return ok
@@ -104,17 +104,17 @@ func TestFastPathForgetsClosedRelays(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !eventually(arrives, func() bool {
-		srv.reg.mu.RLock()
-		defer srv.reg.mu.RUnlock()
+		srv.allocs.mu.RLock()
+		defer srv.allocs.mu.RUnlock()
 
-		return srv.reg.relays[rb.port] == nil && srv.reg.clients[rb.client] == nil && rb.channels.len() == 0
+		return srv.allocs.relays[rb.port] == nil && srv.allocs.clients[rb.client] == nil && rb.channels.len() == 0
 	}) {
 		t.Fatal("closed relay still mirrored")
 	}
 	if boundTo(srv, ra, b) {
 		// a's own binding to b's port lives on in pion until it expires; it
 		// must lead nowhere.
-		if _, _, ok := srv.reg.forward(channelData(0x4000, "x"), ra.client); ok {
+		if _, _, ok := srv.allocs.forward(channelData(0x4000, "x"), ra.client); ok {
 			t.Fatal("fast path forwarded to a closed relay")
 		}
 	}
@@ -130,10 +130,10 @@ func channelData(number uint16, payload string) []byte {
 	return b
 }
 
-// unitRegistry is a registry with two hand-made relays a (port 1000, client
+// unitAllocations is an allocations with two hand-made relays a (port 1000, client
 // 127.0.0.1:5000) and b (port 2000, client 127.0.0.1:6000) bound to each
 // other on channels 0x4000 (a) and 0x4001 (b).
-func unitRegistry(t testing.TB, opts ...func(*Config)) (*registry, *fakeSessions, *relayConn, *relayConn) {
+func unitAllocations(t testing.TB, opts ...func(*Config)) (*allocations, *fakeSessions, *relayConn, *relayConn) {
 	t.Helper()
 	fs := newFakeSessions()
 	fs.join("a", "r1")
@@ -143,7 +143,7 @@ func unitRegistry(t testing.TB, opts ...func(*Config)) (*registry, *fakeSessions
 		o(&cfg)
 	}
 	cfg = cfg.prepared()
-	reg := newRegistry(cfg, testLogger())
+	allocs := newAllocations(cfg, testLogger())
 	mk := func(port uint16, session string, client string) *relayConn {
 		conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
 		if err != nil {
@@ -151,13 +151,13 @@ func unitRegistry(t testing.TB, opts ...func(*Config)) (*registry, *fakeSessions
 		}
 		t.Cleanup(func() { _ = conn.Close() })
 		c := &relayConn{
-			conn: conn, reg: reg, port: port, session: session,
+			conn: conn, allocs: allocs, port: port, session: session,
 			public:    &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1).To4(), Port: int(port)},
 			client:    netip.MustParseAddrPort(client),
 			udpClient: true,
 		}
-		reg.relays[port] = c
-		reg.clients[c.client] = c
+		allocs.relays[port] = c
+		allocs.clients[c.client] = c
 
 		return c
 	}
@@ -165,14 +165,14 @@ func unitRegistry(t testing.TB, opts ...func(*Config)) (*registry, *fakeSessions
 	a.channels = newChannelTable(channelBinding{number: 0x4000, peer: 2000})
 	b.channels = newChannelTable(channelBinding{number: 0x4001, peer: 1000})
 
-	return reg, fs, a, b
+	return allocs, fs, a, b
 }
 
 func TestForward(t *testing.T) {
-	reg, fs, a, b := unitRegistry(t)
+	allocs, fs, a, b := unitAllocations(t)
 
 	pkt := channelData(0x4000, "hello")
-	to, n, ok := reg.forward(pkt, a.client)
+	to, n, ok := allocs.forward(pkt, a.client)
 	if !ok || to != b.client || n != len(pkt) {
 		t.Fatalf("forward = %v %d %v, want %v %d true", to, n, ok, b.client, len(pkt))
 	}
@@ -181,12 +181,12 @@ func TestForward(t *testing.T) {
 	}
 	// Padding after the declared length is not sent on.
 	padded := append(channelData(0x4000, "abc"), 0)
-	if _, n, ok := reg.forward(padded, a.client); !ok || n != channelHeader+3 {
+	if _, n, ok := allocs.forward(padded, a.client); !ok || n != channelHeader+3 {
 		t.Fatalf("padded: n = %d ok = %v, want %d", n, ok, channelHeader+3)
 	}
 	// An IPv4-mapped source is the same client.
 	mapped := netip.AddrPortFrom(netip.AddrFrom16(a.client.Addr().As16()), a.client.Port())
-	if _, _, ok := reg.forward(channelData(0x4000, "m"), mapped); !ok {
+	if _, _, ok := allocs.forward(channelData(0x4000, "m"), mapped); !ok {
 		t.Fatal("v4-mapped client source not recognised")
 	}
 
@@ -224,7 +224,7 @@ func TestForward(t *testing.T) {
 			return a.client, channelData(0x4000, "x")
 		},
 		"peer closed": func() (netip.AddrPort, []byte) {
-			reg.removeRelay(b)
+			allocs.removeRelay(b)
 
 			return a.client, channelData(0x4000, "x")
 		},
@@ -236,7 +236,7 @@ func TestForward(t *testing.T) {
 			fs.join("b", "r1")
 			src, p := refused[name]()
 			orig := append([]byte(nil), p...)
-			if _, _, ok := reg.forward(p, src); ok {
+			if _, _, ok := allocs.forward(p, src); ok {
 				t.Fatal("forwarded")
 			}
 			if !bytes.Equal(p, orig) {
@@ -249,9 +249,9 @@ func TestForward(t *testing.T) {
 // Without a channel back to the sender (or with a TCP client), B's packet
 // goes to its inbox and pion's read loop for B sends it on.
 func TestForwardWithoutChannelBackUsesInbox(t *testing.T) {
-	reg, _, a, b := unitRegistry(t)
+	allocs, _, a, b := unitAllocations(t)
 	b.channels.reset()
-	if _, n, ok := reg.forward(channelData(0x4000, "via inbox"), a.client); !ok || n != 0 {
+	if _, n, ok := allocs.forward(channelData(0x4000, "via inbox"), a.client); !ok || n != 0 {
 		t.Fatalf("forward: n = %d ok = %v, want handed over (0, true)", n, ok)
 	}
 	buf := make([]byte, 100)
@@ -261,7 +261,7 @@ func TestForwardWithoutChannelBackUsesInbox(t *testing.T) {
 	}
 	b.channels = newChannelTable(channelBinding{number: 0x4001, peer: 1000})
 	b.udpClient = false
-	if _, n, ok := reg.forward(channelData(0x4000, "tcp peer"), a.client); !ok || n != 0 {
+	if _, n, ok := allocs.forward(channelData(0x4000, "tcp peer"), a.client); !ok || n != 0 {
 		t.Fatalf("TCP peer: n = %d ok = %v, want handed over", n, ok)
 	}
 	if n, _, _ := b.ReadFrom(buf); string(buf[:n]) != "tcp peer" {
@@ -270,13 +270,13 @@ func TestForwardWithoutChannelBackUsesInbox(t *testing.T) {
 }
 
 func TestFastPathDoesNotAllocate(t *testing.T) {
-	reg, _, a, b := unitRegistry(t)
+	allocs, _, a, b := unitAllocations(t)
 	pkt := channelData(0x4000, string(make([]byte, 150)))
 	buf := make([]byte, packetCap)
 	for name, f := range map[string]func(){
 		"forward": func() {
 			binary.BigEndian.PutUint16(pkt[0:2], 0x4000)
-			reg.forward(pkt, a.client)
+			allocs.forward(pkt, a.client)
 		},
 		"hand over and read": func() {
 			b.deliver(pkt[channelHeader:], a.public)
@@ -294,7 +294,7 @@ func TestFastPathDoesNotAllocate(t *testing.T) {
 // A reader parked in the kernel socket is woken by a packet handed over in
 // memory; the caller's own read deadline still holds; Close wakes it.
 func TestInboxReader(t *testing.T) {
-	_, _, a, b := unitRegistry(t)
+	_, _, a, b := unitAllocations(t)
 	buf := make([]byte, 100)
 	got := make(chan string, 1)
 	go func() {
@@ -366,24 +366,24 @@ func TestInboxReader(t *testing.T) {
 // window between the lookup and the hand-over) is counted as a policy drop,
 // not as an overflow: no queue was full. A full inbox still counts as one.
 func TestHandOverCountsByCause(t *testing.T) {
-	reg, _, a, b := unitRegistry(t)
+	allocs, _, a, b := unitAllocations(t)
 	for range inboxMax {
-		reg.handOver(b, []byte("x"), a)
+		allocs.handOver(b, []byte("x"), a)
 	}
-	reg.handOver(b, []byte("x"), a)
-	if got := reg.droppedFull.Load(); got != 1 {
+	allocs.handOver(b, []byte("x"), a)
+	if got := allocs.droppedFull.Load(); got != 1 {
 		t.Fatalf("a full inbox: overflow = %d, want 1", got)
 	}
 	_ = b.Close()
-	reg.handOver(b, []byte("late"), a)
-	if full, gone := reg.droppedFull.Load(), reg.droppedWrites.Load(); full != 1 || gone != 1 {
+	allocs.handOver(b, []byte("late"), a)
+	if full, gone := allocs.droppedFull.Load(), allocs.droppedWrites.Load(); full != 1 || gone != 1 {
 		t.Fatalf("a closed relay: overflow = %d (want 1), policy = %d (want 1)", full, gone)
 	}
 }
 
 // The inbox holds at most inboxMax packets; the rest are dropped.
 func TestInboxBound(t *testing.T) {
-	_, _, a, b := unitRegistry(t)
+	_, _, a, b := unitAllocations(t)
 	for range inboxMax {
 		if b.deliver([]byte("x"), a.public) != delivered {
 			t.Fatal("dropped below the bound")
@@ -399,7 +399,7 @@ func TestInboxBound(t *testing.T) {
 
 // Many writers and one reader, for the race detector.
 func TestInboxConcurrent(t *testing.T) {
-	_, _, a, b := unitRegistry(t)
+	_, _, a, b := unitAllocations(t)
 	const writers, each = 4, 500
 	var wg sync.WaitGroup
 	for range writers {

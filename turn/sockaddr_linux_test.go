@@ -104,7 +104,7 @@ func TestListenerDualStack(t *testing.T) {
 			}
 			t.Cleanup(func() { _ = ln.Close() })
 			r.ln = ln
-			r.tc = newTurnConn(ln, r.reg, nil, r.reg.stats.newListener(), batch, true)
+			r.tc = newUDPListener(ln, r.allocs, nil, r.allocs.stats.newListener(), batch, true)
 			if m, ok := r.tc.io.(*mmsgIO); ok && !m.v6 {
 				t.Skip("the wildcard socket is not AF_INET6 here")
 			}

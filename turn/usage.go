@@ -41,10 +41,10 @@ type Allocation struct {
 
 // Allocations lists the live allocations by ID, oldest first.
 func (s *Server) Allocations() []Allocation {
-	r := s.reg
+	r := s.allocs
 	r.mu.RLock()
-	out := make([]Allocation, 0, len(r.allocs))
-	for key, rec := range r.allocs {
+	out := make([]Allocation, 0, len(r.records))
+	for key, rec := range r.records {
 		c := rec.relay
 		if c == nil || c.closed.Load() {
 			continue // its deletion is on the way
@@ -59,7 +59,7 @@ func (s *Server) Allocations() []Allocation {
 		})
 	}
 	r.mu.RUnlock()
-	// The registry keys stream allocations by client address alone; the
+	// allocations keys stream allocations by client address alone; the
 	// TLS listener knows which connections are its own (as Stats counts them).
 	if s.tls != nil {
 		for i := range out {

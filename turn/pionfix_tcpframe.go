@@ -7,20 +7,28 @@ import (
 	"io"
 )
 
-// TURN over TCP is a stream of STUN messages and ChannelData messages back to
-// back (RFC 8656 §12.5). pion/turn v4.1.4 splits it in STUNConn with 16-bit
-// arithmetic: a STUN header declaring 0xFFEC bytes, or ChannelData declaring
-// 0xFFFC (padded to 4), gives a frame size of 0, and its read loop then hands
-// out empty frames forever without reading again. That pins a core per
-// connection, and the connection can no longer be closed from outside (Close
-// times out). tcpFramer splits the stream itself and gives pion one whole,
-// checked frame per Read; pion's splitter then only ever holds exactly that
-// frame, and computes the same size for it as we did.
-
-// inboundMTU is the largest datagram pion's read loop accepts (we set
-// ServerConfig.InboundMTU to it; it is also pion v4.1.4's default). pion
-// drops any frame of this size or more, over UDP or TCP alike.
-const inboundMTU = 1600
+// Patch: TURN over TCP is split into frames here, not by pion.
+//
+// What pion does: TURN over TCP is a stream of STUN messages and ChannelData
+// messages back to back (RFC 8656 §12.5). pion/turn v4.1.4 (and v5.1.0)
+// splits it in STUNConn with 16-bit arithmetic: a STUN header declaring
+// 0xFFEC bytes, or ChannelData declaring 0xFFFC (padded to 4), gives a frame
+// size of 0, and its read loop then hands out empty frames forever without
+// reading again. That pins a core per connection, and the connection can no
+// longer be closed from outside (Close times out). Upstream: pion/turn#593
+// (open). pion also tests for STUN first, by the magic cookie alone, so
+// ChannelData whose data starts with the cookie is misread (see ambiguous).
+//
+// How: tcpFramer splits the stream itself and gives pion one whole, checked
+// frame per Read (tcpConn.Read); pion's splitter then only ever holds
+// exactly that frame, and computes the same size for it as we did.
+//
+// Canary: TestUpstreamCanary_TCPFrameLength fails once pion's STUNConn no
+// longer hands out an empty frame for a length that wraps (#593 merged and
+// released). Then delete this file and its test, and have tcpConn.Read read
+// its connection directly. TestUpstreamCanary_TCPFrameCookie says
+// whether pion still misreads ChannelData carrying the cookie; it does no
+// harm beyond that client's own connection once #593 is fixed.
 
 // maxTCPFrame is the largest frame tcpFramer passes on: anything larger pion
 // would drop anyway, so no client can rely on it, and refusing it bounds what

@@ -91,7 +91,7 @@ func testAuthRefusalsAre401(t *testing.T, tr transport) {
 	})
 }
 
-// TestRightPasswordUnaffected: the screen leaves good requests alone,
+// TestRightPasswordUnaffected: the rewriter leaves good requests alone,
 // including pion's own 400 for a malformed but authenticated one.
 func TestRightPasswordUnaffected(t *testing.T) {
 	srv, fs := newServer(t)
@@ -107,5 +107,18 @@ func TestRightPasswordUnaffected(t *testing.T) {
 				t.Fatalf("malformed ChannelBind: error %d, want pion's 400", code)
 			}
 		})
+	}
+}
+
+// TestUpstreamCanary_Unauthorized: plain pion/turn still answers a wrong
+// password 400 Bad Request (pionfix_unauthorized.go turns it into 401).
+func TestUpstreamCanary_Unauthorized(t *testing.T) {
+	_, err := plainPion(t, "not-the-password").Allocate()
+	switch code := turnCode(err); code {
+	case stun.CodeBadRequest:
+	case stun.CodeUnauthorized:
+		upstreamGone(t, "pionfix_unauthorized.go", "a wrong password is now answered 401")
+	default:
+		t.Fatalf("Allocate with a wrong password on plain pion: %v (code %d), want 400", err, code)
 	}
 }

@@ -1,7 +1,9 @@
 package turn
 
 import (
+	"fmt"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -47,10 +49,10 @@ func testChannelCap(t *testing.T, tr transport) {
 	if n := srv.Stats().ChannelBindsRefused; n != 1 {
 		t.Fatalf("%d channel binds counted refused, want the one", n)
 	}
-	srv.reg.mu.RLock()
+	srv.allocs.mu.RLock()
 	n := rc.channels.len()
 	_, bound := rc.channelPeer(0x4000 + limit)
-	srv.reg.mu.RUnlock()
+	srv.allocs.mu.RUnlock()
 	if n != limit || bound {
 		t.Fatalf("%d channels mirrored (refused one bound: %v), want %d", n, bound, limit)
 	}
@@ -65,14 +67,14 @@ func testChannelCap(t *testing.T, tr transport) {
 }
 
 // TestChannelCapBackstop: a binding past the cap that reaches pion all the
-// same (the screen answers 508 before it can) closes the allocation rather
+// same (the rewriter answers 508 before it can) closes the allocation rather
 // than growing its table.
 func TestChannelCapBackstop(t *testing.T) {
-	reg, _, a, _ := unitRegistry(t) // a has one channel
-	reg.maxChannels = 2
+	allocs, _, a, _ := unitAllocations(t) // a has one channel
+	allocs.maxChannels = 2
 	client := net.UDPAddrFromAddrPort(a.client)
 	bind := func(number uint16, peerPort int) {
-		reg.onChannelCreated(client, nil, "udp", "", DefaultRealm, a.public,
+		allocs.onChannelCreated(client, nil, "udp", "", DefaultRealm, a.public,
 			&net.UDPAddr{IP: net.IPv4(127, 0, 0, 1).To4(), Port: peerPort}, number)
 	}
 	bind(0x4002, 3000)
@@ -82,5 +84,26 @@ func TestChannelCapBackstop(t *testing.T) {
 	bind(0x4003, 3001)
 	if !a.closed.Load() {
 		t.Fatal("a binding past the cap left the allocation open")
+	}
+}
+
+// TestUpstreamCanary_ChannelCap: plain pion/turn still binds more channels
+// on one allocation than DefaultMaxChannelsPerAllocation, and its
+// ServerConfig has no channel setting but the binding timeout
+// (pionfix_channelcap.go caps them).
+func TestUpstreamCanary_ChannelCap(t *testing.T) {
+	for _, name := range pionConfigFields() {
+		if strings.Contains(name, "Channel") && name != "ChannelBindTimeout" {
+			upstreamGone(t, "pionfix_channelcap.go", "ServerConfig has "+name)
+		}
+	}
+	c := plainPion(t, canaryPassword)
+	allocate(t, c)
+	for i := range DefaultMaxChannelsPerAllocation + 1 {
+		res := ask(t, c, canaryUser, canaryPassword, stun.MethodChannelBind,
+			channelNumber(0x4000+i), stunPeer(net.IPv4(127, 0, 0, 1), 20000+i))
+		if code := codeOf(t, res); code != 0 {
+			upstreamGone(t, "pionfix_channelcap.go", fmt.Sprintf("channel %d refused with %d", i+1, code))
+		}
 	}
 }

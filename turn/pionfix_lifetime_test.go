@@ -1,6 +1,8 @@
 package turn
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,5 +106,25 @@ func TestLifetimeCapRefreshed(t *testing.T) {
 				t.Fatalf("%d allocations, want 2", n)
 			}
 		})
+	}
+}
+
+// TestUpstreamCanary_Lifetime: plain pion/turn still grants the LIFETIME a
+// client asks for below an hour, and its ServerConfig has no lifetime
+// setting (pionfix_lifetime.go caps it).
+func TestUpstreamCanary_Lifetime(t *testing.T) {
+	for _, name := range pionConfigFields() {
+		if strings.Contains(name, "Lifetime") {
+			upstreamGone(t, "pionfix_lifetime.go", "ServerConfig has "+name)
+		}
+	}
+	const asked = 3000 // seconds: past every cap below pion's hour
+	c := plainPion(t, canaryPassword)
+	res := ask(t, c, canaryUser, canaryPassword, stun.MethodAllocate, udpTransport, lifetime(asked))
+	if code := codeOf(t, res); code != 0 {
+		t.Fatalf("Allocate on plain pion: error %d", code)
+	}
+	if got := lifetimeOf(t, res); got != asked {
+		upstreamGone(t, "pionfix_lifetime.go", fmt.Sprintf("asked for %d s, granted %d s", asked, got))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
@@ -418,5 +419,46 @@ func deliverBig(from net.PacketConn, to net.Addr, rx net.PacketConn, msg []byte)
 			return ok
 		case <-tick.C:
 		}
+	}
+}
+
+// readerConn is a net.Conn whose reads come from r, for pion's STUNConn
+// (which calls only Read and RemoteAddr).
+type readerConn struct {
+	net.Conn // nil
+	r        io.Reader
+}
+
+func (c readerConn) Read(p []byte) (int, error) { return c.r.Read(p) }
+func (c readerConn) RemoteAddr() net.Addr       { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 9} }
+
+// TestUpstreamCanary_TCPFrameLength: pion/turn's own STUNConn, which its
+// server reads every TCP connection through, still hands out an empty frame,
+// again and again without reading, for each header whose frame size wraps in
+// 16 bits (pion/turn#593; pionfix_tcpframe.go splits the stream instead).
+func TestUpstreamCanary_TCPFrameLength(t *testing.T) {
+	for name, frame := range wrappingFrames() {
+		t.Run(name, func(t *testing.T) {
+			sc := pionturn.NewSTUNConn(readerConn{r: bytes.NewReader(frame)})
+			buf := make([]byte, inboundMTU)
+			for range 2 {
+				if n, _, err := sc.ReadFrom(buf); n != 0 || err != nil {
+					upstreamGone(t, "pionfix_tcpframe.go",
+						fmt.Sprintf("STUNConn reads %d bytes, error %v, for %s (pion/turn#593 fixed?)", n, err, name))
+				}
+			}
+		})
+	}
+}
+
+// TestUpstreamCanary_TCPFrameCookie: pion/turn's STUNConn still reads
+// ChannelData whose data starts with the STUN magic cookie as STUN, of
+// another size (pionfix_tcpframe.go refuses such frames: see ambiguous).
+func TestUpstreamCanary_TCPFrameCookie(t *testing.T) {
+	frame := channelFrame(16) // 20 bytes, a STUN header's size
+	binary.BigEndian.PutUint32(frame[4:], stunMagicCookie)
+	sc := pionturn.NewSTUNConn(readerConn{r: bytes.NewReader(frame)})
+	if n, _, err := sc.ReadFrom(make([]byte, inboundMTU)); err == nil && n == len(frame) {
+		upstreamGone(t, "pionfix_tcpframe.go", "STUNConn reads ChannelData carrying the STUN cookie as ChannelData")
 	}
 }
