@@ -72,8 +72,8 @@ func TestShareLinkLookupsWithinBudget(t *testing.T) {
 	natsURL := startNATS(t)
 	a := startNode(t, natsURL, "a", "eu")
 	b := startNode(t, natsURL, "b", "us")
-	testwait.For(t, "A sees B", func() bool { return len(a.clusterNode().Nodes()) == 2 })
-	lookups := func() uint64 { return a.clusterNode().Stats().Lookups }
+	testwait.For(t, "A sees B", func() bool { return len(a.cluster.Nodes()) == 2 })
+	lookups := func() uint64 { return a.cluster.Stats().Lookups }
 	const burst, wave = 10, 399 // signaling's JoinFailureBurst; the red team's wave
 
 	// left is the tokens left when the wave comes: past the limit, the
