@@ -350,9 +350,3 @@ func (h *Hub) self() (node, region string) {
 	}
 	return h.cfg.Cluster.Self()
 }
-
-// CodeLookupAllowed reports whether remote's failed-join budget has a
-// token left.
-func (h *Hub) CodeLookupAllowed(remote netip.Addr) bool {
-	return h.joinFailures.allowed(remote, h.cfg.Now())
-}
