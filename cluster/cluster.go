@@ -16,6 +16,15 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/signaling"
+)
+
+// The two seams with the lobby, each satisfied directly: the lobby asks
+// the cluster what signaling.Cluster names, and the cluster tells the
+// lobby what Lobby names.
+var (
+	_ signaling.Cluster = (*Cluster)(nil)
+	_ Lobby             = (*signaling.Hub)(nil)
 )
 
 // Lobby is this node's lobby as the cluster needs it (signaling.Hub). The
@@ -40,7 +49,10 @@ type Lobby interface {
 
 // Cluster is this node's membership in a cluster.
 type Cluster struct {
-	cfg   Config
+	cfg Config
+	// self is this node as the others see it: ID and Region from Config,
+	// its Addrs from Start, before anything reads them.
+	self  Node
 	log   *slog.Logger
 	nc    *nats.Conn
 	js    jetstream.JetStream
@@ -84,7 +96,8 @@ type peer struct {
 }
 
 // New checks cfg and returns a cluster that has not connected yet; Start
-// connects. The lobby is built between the two, since each needs the other.
+// connects. The lobby is built between the two, since each needs the other:
+// it holds the Cluster (signaling.Config.Cluster) and is Start's Lobby.
 func New(cfg Config) (*Cluster, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
@@ -94,7 +107,8 @@ func New(cfg Config) (*Cluster, error) {
 	}
 	return &Cluster{
 		cfg:         cfg,
-		log:         cfg.Logger.With("component", "cluster", "node", cfg.Self.ID),
+		self:        Node{ID: cfg.ID, Region: cfg.Region},
+		log:         cfg.Logger.With("component", "cluster", "node", cfg.ID),
 		peers:       make(map[string]*peer),
 		where:       make(map[string]string),
 		lostRooms:   make(map[string]time.Time),
@@ -108,13 +122,18 @@ func New(cfg Config) (*Cluster, error) {
 }
 
 // Start connects to NATS, creates the buckets if they are missing,
-// announces this node (refusing an id a live node already holds), reads the
-// directory and starts the heartbeat, the watchers and the flusher. It
-// returns once this node's lists hold every other node's rooms.
-func (c *Cluster) Start(ctx context.Context, lobby Lobby) error {
+// announces this node at its addresses (refusing an id a live node already
+// holds), reads the directory and starts the heartbeat, the watchers and
+// the flusher. It returns once this node's lists hold every other node's
+// rooms. Call it once, before the lobby serves.
+func (c *Cluster) Start(ctx context.Context, lobby Lobby, at Addrs) error {
+	if err := at.validate(); err != nil {
+		return err
+	}
+	c.self.URL, c.self.WS, c.self.STUN = at.URL, at.WS, at.STUN
 	c.lobby = lobby
 	nc, err := nats.Connect(c.cfg.NATS,
-		nats.Name("hostrelay "+c.cfg.Self.ID),
+		nats.Name("hostrelay "+c.self.ID),
 		nats.Timeout(c.cfg.RequestTimeout),
 		nats.MaxReconnects(-1), // a node outlives a NATS restart
 		nats.ReconnectWait(250*time.Millisecond),
@@ -132,7 +151,9 @@ func (c *Cluster) Start(ctx context.Context, lobby Lobby) error {
 	if err != nil {
 		return fmt.Errorf("cluster: connect %s: %w", redact(c.cfg.NATS), err)
 	}
+	c.mu.Lock() // Stats may be read (metrics) while the node starts
 	c.nc = nc
+	c.mu.Unlock()
 	if err := c.open(ctx); err != nil {
 		nc.Close()
 		return err
@@ -177,7 +198,7 @@ func (c *Cluster) open(ctx context.Context) error {
 		}
 	}
 	close(c.synced)
-	c.log.Info("joined cluster", "cluster", c.cfg.Name, "region", c.cfg.Self.Region, "url", c.cfg.Self.URL,
+	c.log.Info("joined cluster", "cluster", c.cfg.Name, "region", c.self.Region, "url", c.self.URL,
 		"peers", len(c.Nodes())-1)
 	return nil
 }
@@ -270,13 +291,13 @@ func (c *Cluster) goRun(f func()) {
 // a live node rewrote within DeadAfter (two nodes with one id would delete
 // each other's rooms).
 func (c *Cluster) claimNodeID(ctx context.Context) error {
-	e, err := c.nodesKV().Get(ctx, c.cfg.Self.ID)
+	e, err := c.nodesKV().Get(ctx, c.self.ID)
 	switch {
 	case err == nil && e.Operation() == jetstream.KeyValuePut && time.Since(e.Created()) < c.cfg.DeadAfter:
-		return fmt.Errorf("%w: %q (heard %s ago); choose another -node-id", ErrNodeIDInUse, c.cfg.Self.ID,
+		return fmt.Errorf("%w: %q (heard %s ago); choose another -node-id", ErrNodeIDInUse, c.self.ID,
 			time.Since(e.Created()).Round(time.Millisecond))
 	case err != nil && !errors.Is(err, jetstream.ErrKeyNotFound):
-		return fmt.Errorf("cluster: read node %q: %w", c.cfg.Self.ID, err)
+		return fmt.Errorf("cluster: read node %q: %w", c.self.ID, err)
 	}
 	return c.announce(ctx)
 }
@@ -323,7 +344,7 @@ func (c *Cluster) Close(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("cluster: delete room %s: %w", code, err))
 		}
 	}
-	if err := del(c.nodesKV(), c.cfg.Self.ID); err != nil {
+	if err := del(c.nodesKV(), c.self.ID); err != nil {
 		errs = append(errs, fmt.Errorf("cluster: delete presence: %w", err))
 	}
 	for _, s := range c.subs {
@@ -356,8 +377,8 @@ func (c *Cluster) Kill() {
 	c.wg.Wait()
 }
 
-// Self is this node.
-func (c *Cluster) Self() Node { return c.cfg.Self }
+// Self is this node's id and region.
+func (c *Cluster) Self() (node, region string) { return c.self.ID, c.self.Region }
 
 // redact hides the passwords in a NATS URL list for logs and errors.
 func redact(urls string) string {
@@ -393,9 +414,10 @@ type Stats struct {
 func (c *Cluster) Stats() Stats {
 	c.mu.Lock()
 	nodes := len(c.peers) + 1
+	nc := c.nc
 	c.mu.Unlock()
 	return Stats{
-		Connected: c.nc != nil && c.nc.IsConnected(), Nodes: nodes,
+		Connected: nc != nil && nc.IsConnected(), Nodes: nodes,
 		Writes: c.counters.writes.Load(), Deletes: c.counters.deletes.Load(), WriteErrors: c.counters.writeErrors.Load(),
 		NodesLost: c.counters.nodesLost.Load(), Malformed: c.counters.malformed.Load(), Lookups: c.counters.lookups.Load(),
 	}

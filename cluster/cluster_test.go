@@ -16,6 +16,7 @@ import (
 	"github.com/hostrelay/hostrelay/cluster/natsd"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/signaling"
 )
 
 // lobby is a node's lobby as these tests need it: rooms it holds and what
@@ -103,11 +104,16 @@ func startNATS(t *testing.T) string { return natsd.ForTest(t) }
 func fast(natsURL, id, region string) Config {
 	c := DefaultConfig()
 	c.NATS = natsURL
-	c.Self = Node{ID: id, Region: region, URL: "http://" + id + ".test:8080", WS: "ws://" + id + ".test:8080/ws",
-		STUN: []string{"stun:" + id + ".test:3478"}}
+	c.ID, c.Region = id, region
 	c.Heartbeat, c.DeadAfter, c.FlushInterval = 50*time.Millisecond, 150*time.Millisecond, 10*time.Millisecond
 	c.Logger = slog.New(slog.DiscardHandler)
 	return c
+}
+
+// addrsOf are test node id's made-up public addresses.
+func addrsOf(id string) Addrs {
+	return Addrs{URL: "http://" + id + ".test:8080", WS: "ws://" + id + ".test:8080/ws",
+		STUN: []string{"stun:" + id + ".test:3478"}}
 }
 
 func join(t *testing.T, cfg Config) (*Cluster, *lobby) {
@@ -117,7 +123,7 @@ func join(t *testing.T, cfg Config) (*Cluster, *lobby) {
 		t.Fatal(err)
 	}
 	l := newLobby()
-	if err := c.Start(t.Context(), l); err != nil {
+	if err := c.Start(t.Context(), l, addrsOf(cfg.ID)); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = c.Close(context.Background()) })
@@ -129,8 +135,8 @@ func join(t *testing.T, cfg Config) (*Cluster, *lobby) {
 func openRoom(t *testing.T, c *Cluster, l *lobby, code string, sum protocol.RoomSummary) {
 	t.Helper()
 	l.add(code, sum)
-	if err := c.ClaimRoom(t.Context(), code); err != nil {
-		t.Fatal(err)
+	if taken, err := c.ClaimRoom(t.Context(), code); taken || err != nil {
+		t.Fatal(taken, err)
 	}
 	c.RoomChanged(code)
 }
@@ -143,14 +149,14 @@ func TestClaimRoomOnce(t *testing.T) {
 	url := startNATS(t)
 	a, _ := join(t, fast(url, "a", "eu"))
 	b, _ := join(t, fast(url, "b", "us"))
-	if err := a.ClaimRoom(t.Context(), "ABC2345"); err != nil {
-		t.Fatal(err)
+	if taken, err := a.ClaimRoom(t.Context(), "ABC2345"); taken || err != nil {
+		t.Fatal(taken, err)
 	}
-	if err := b.ClaimRoom(t.Context(), "ABC2345"); !errors.Is(err, ErrCodeTaken) {
-		t.Fatalf("second claim: %v, want ErrCodeTaken", err)
+	if taken, err := b.ClaimRoom(t.Context(), "ABC2345"); !taken || err != nil {
+		t.Fatalf("second claim: %v %v, want taken", taken, err)
 	}
-	if err := a.ClaimRoom(t.Context(), "ABC2345"); !errors.Is(err, ErrCodeTaken) {
-		t.Fatalf("a claim of its own code again: %v, want ErrCodeTaken", err)
+	if taken, err := a.ClaimRoom(t.Context(), "ABC2345"); !taken || err != nil {
+		t.Fatalf("a claim of its own code again: %v %v, want taken", taken, err)
 	}
 }
 
@@ -161,7 +167,7 @@ func TestNodeIDInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Start(t.Context(), newLobby()); !errors.Is(err, ErrNodeIDInUse) {
+	if err := c.Start(t.Context(), newLobby(), addrsOf("a")); !errors.Is(err, ErrNodeIDInUse) {
 		t.Fatalf("second node a: %v, want ErrNodeIDInUse", err)
 	}
 }
@@ -183,9 +189,9 @@ func TestDeadNodeRoomsLeave(t *testing.T) {
 		t.Fatal("a private room was listed")
 	}
 	for _, code := range []string{"PBC2345", "PRV2345"} {
-		w, n, err := a.Locate(t.Context(), code)
-		if err != nil || w != Elsewhere || n.WS != "ws://b.test:8080/ws" || n.Region != "us" {
-			t.Fatalf("locate %s: %v %+v %v", code, w, n, err)
+		want := signaling.Location{URL: "ws://b.test:8080/ws", Region: "us", Base: "http://b.test:8080"}
+		if loc, err := a.Locate(t.Context(), code); err != nil || loc != want {
+			t.Fatalf("locate %s: %+v %v, want %+v", code, loc, err, want)
 		}
 	}
 
@@ -196,12 +202,12 @@ func TestDeadNodeRoomsLeave(t *testing.T) {
 		t.Errorf("b's room left after %s, want within DeadAfter %s plus a sweep", d, a.cfg.DeadAfter)
 	}
 	for _, code := range []string{"PBC2345", "PRV2345"} {
-		if w, _, err := a.Locate(t.Context(), code); w != Lost || err != nil {
-			t.Fatalf("locate %s after b died: %v %v, want Lost", code, w, err)
+		if loc, err := a.Locate(t.Context(), code); loc != (signaling.Location{Lost: true}) || err != nil {
+			t.Fatalf("locate %s after b died: %+v %v, want lost", code, loc, err)
 		}
 	}
-	if w, _ := a.NodeState("b"); w != Lost {
-		t.Fatalf("node b: %v, want Lost", w)
+	if loc := a.LocateNode("b"); loc != (signaling.Location{Lost: true}) {
+		t.Fatalf("node b: %+v, want lost", loc)
 	}
 	testwait.For(t, "b's rooms deleted from the bucket", func() bool {
 		_, err1 := a.roomsKV().Get(t.Context(), "PBC2345")
@@ -228,8 +234,11 @@ func TestLeaveIsImmediate(t *testing.T) {
 	}
 	testwait.For(t, "off the list", func() bool { _, ok := la.listed("PBC2345"); return !ok })
 	testwait.For(t, "b gone", func() bool { return len(a.Nodes()) == 1 })
-	if w, _, _ := a.Locate(t.Context(), "PBC2345"); w != Nowhere {
-		t.Fatalf("locate after b left: %v, want Nowhere", w)
+	if loc, _ := a.Locate(t.Context(), "PBC2345"); loc != (signaling.Location{}) {
+		t.Fatalf("locate after b left: %+v, want nowhere", loc)
+	}
+	if loc := a.LocateNode("b"); loc != (signaling.Location{}) {
+		t.Fatalf("node b after it left: %+v, want unknown", loc)
 	}
 }
 
@@ -250,10 +259,10 @@ func TestRoomClosedLeavesTheList(t *testing.T) {
 		t.Fatalf("entry after close: %v", err)
 	}
 	// A claimed code no room took is given back.
-	if err := b.ClaimRoom(t.Context(), "NNN2345"); err != nil {
-		t.Fatal(err)
+	if taken, err := b.ClaimRoom(t.Context(), "NNN2345"); taken || err != nil {
+		t.Fatal(taken, err)
 	}
-	b.ReleaseRoom("NNN2345")
+	b.RoomChanged("NNN2345")
 	testwait.For(t, "released", func() bool {
 		_, err := b.roomsKV().Get(t.Context(), "NNN2345")
 		return errors.Is(err, jetstream.ErrKeyNotFound)
@@ -285,18 +294,18 @@ func TestLocateAsksTheOwner(t *testing.T) {
 	a, _ := join(t, fast(url, "a", "eu"))
 	b, lb := join(t, fast(url, "b", "us"))
 	testwait.For(t, "a sees b", func() bool { return len(a.Nodes()) == 2 })
-	if err := b.ClaimRoom(t.Context(), "GNE2345"); err != nil { // claimed, no room
-		t.Fatal(err)
+	if taken, err := b.ClaimRoom(t.Context(), "GNE2345"); taken || err != nil { // claimed, no room
+		t.Fatal(taken, err)
 	}
-	if w, _, err := a.Locate(t.Context(), "GNE2345"); w != Nowhere || err != nil {
-		t.Fatalf("locate: %v %v, want Nowhere", w, err)
+	if loc, err := a.Locate(t.Context(), "GNE2345"); loc != (signaling.Location{}) || err != nil {
+		t.Fatalf("locate: %+v %v, want nowhere", loc, err)
 	}
 	lb.add("GNE2345", protocol.RoomSummary{Players: -1})
-	if w, _, err := a.Locate(t.Context(), "GNE2345"); w != Elsewhere || err != nil {
-		t.Fatalf("locate: %v %v, want Elsewhere", w, err)
+	if loc, err := a.Locate(t.Context(), "GNE2345"); loc.URL != "ws://b.test:8080/ws" || err != nil {
+		t.Fatalf("locate: %+v %v, want b", loc, err)
 	}
-	if w, _, err := a.Locate(t.Context(), "NTT2345"); w != Nowhere || err != nil {
-		t.Fatalf("locate unknown: %v %v", w, err)
+	if loc, err := a.Locate(t.Context(), "NTT2345"); loc != (signaling.Location{}) || err != nil {
+		t.Fatalf("locate unknown: %+v %v", loc, err)
 	}
 }
 
@@ -324,20 +333,21 @@ func TestRegionNode(t *testing.T) {
 	b, lb := join(t, fast(url, "b", "us"))
 	_, _ = join(t, fast(url, "c", "us"))
 	testwait.For(t, "three nodes", func() bool { return len(a.Nodes()) == 3 })
-	if ws, self, ok := a.RegionNode("eu"); !ok || !self || ws != a.cfg.Self.WS {
-		t.Fatalf("eu from a: %q %v %v", ws, self, ok)
+	if loc, ok := a.RegionNode("eu"); !ok || loc != (signaling.Location{}) {
+		t.Fatalf("eu from a: %+v %v, want a itself", loc, ok)
 	}
-	if _, _, ok := a.RegionNode("ap"); ok {
+	if _, ok := a.RegionNode("ap"); ok {
 		t.Fatal("a region with no node was found")
 	}
 	// b holds a room, so c (fewer rooms) is where a new us room goes.
 	lb.add("BRM2345", protocol.RoomSummary{Players: -1})
-	if err := b.ClaimRoom(t.Context(), "BRM2345"); err != nil {
-		t.Fatal(err)
+	if taken, err := b.ClaimRoom(t.Context(), "BRM2345"); taken || err != nil {
+		t.Fatal(taken, err)
 	}
 	testwait.For(t, "a's mirror holds b's room", func() bool { return a.mirrored("BRM2345") })
-	if ws, self, ok := a.RegionNode("us"); !ok || self || ws != "ws://c.test:8080/ws" {
-		t.Fatalf("us from a: %q %v %v, want c", ws, self, ok)
+	want := signaling.Location{URL: "ws://c.test:8080/ws", Region: "us", Base: "http://c.test:8080"}
+	if loc, ok := a.RegionNode("us"); !ok || loc != want {
+		t.Fatalf("us from a: %+v %v, want c", loc, ok)
 	}
 	if origins := a.Origins(); strings.Join(origins, ",") != "a.test:8080,b.test:8080,c.test:8080" {
 		t.Fatalf("origins %v", origins)
@@ -412,14 +422,13 @@ func TestConfigValidate(t *testing.T) {
 		edit func(*Config)
 		want string // "" passes
 	}{
-		{"node id at the limit", func(c *Config) { c.Self.ID = at }, ""},
-		{"node id past the limit", func(c *Config) { c.Self.ID = at + "n" }, "1 to 24 bytes"},
-		{"node id with an underscore", func(c *Config) { c.Self.ID = "a_b" }, "a-z, 0-9 and '-'"},
+		{"node id at the limit", func(c *Config) { c.ID = at }, ""},
+		{"node id past the limit", func(c *Config) { c.ID = at + "n" }, "1 to 24 bytes"},
+		{"node id with an underscore", func(c *Config) { c.ID = "a_b" }, "a-z, 0-9 and '-'"},
 		{"no NATS", func(c *Config) { c.NATS = "" }, "NATS URL is required"},
-		{"bad region", func(c *Config) { c.Self.Region = "EU" }, "region"},
-		{"region at the limit", func(c *Config) { c.Self.Region = strings.Repeat("r", protocol.MaxRegion) }, ""},
-		{"region past the limit", func(c *Config) { c.Self.Region = strings.Repeat("r", protocol.MaxRegion+1) }, "region"},
-		{"relative URL", func(c *Config) { c.Self.URL = "/x" }, "Self.URL"},
+		{"bad region", func(c *Config) { c.Region = "EU" }, "region"},
+		{"region at the limit", func(c *Config) { c.Region = strings.Repeat("r", protocol.MaxRegion) }, ""},
+		{"region past the limit", func(c *Config) { c.Region = strings.Repeat("r", protocol.MaxRegion+1) }, "region"},
 		{"dead in one heartbeat", func(c *Config) { c.DeadAfter = c.Heartbeat }, "at least two heartbeats"},
 		{"dead in two heartbeats", func(c *Config) { c.DeadAfter = 2 * c.Heartbeat }, ""},
 		{"replicas 0", func(c *Config) { c.Replicas = 0 }, "Replicas"},
@@ -431,6 +440,13 @@ func TestConfigValidate(t *testing.T) {
 		if (tc.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), tc.want)) {
 			t.Errorf("%s: %v, want %q", tc.name, err, tc.want)
 		}
+	}
+	// Addresses come with Start, checked there.
+	if err := addrsOf("a").validate(); err != nil {
+		t.Fatal(err)
+	}
+	if err := (Addrs{URL: "/x", WS: "ws://a.test/ws"}).validate(); err == nil || !strings.Contains(err.Error(), "Addrs.URL") {
+		t.Errorf("relative URL: %v", err)
 	}
 }
 
@@ -476,8 +492,8 @@ func TestNATSRestart(t *testing.T) {
 	if n := a.Stats().NodesLost + b.Stats().NodesLost; n != 0 {
 		t.Errorf("%d nodes called dead during a NATS restart", n)
 	}
-	if err := a.ClaimRoom(t.Context(), "PBC2345"); !errors.Is(err, ErrCodeTaken) {
-		t.Fatalf("claim of b's code after the restart: %v, want ErrCodeTaken", err)
+	if taken, err := a.ClaimRoom(t.Context(), "PBC2345"); !taken || err != nil {
+		t.Fatalf("claim of b's code after the restart: %v %v, want taken", taken, err)
 	}
 	// The nodes leave before this NATS stops (cleanups run after).
 	for _, c := range []*Cluster{a, b} {

@@ -17,8 +17,10 @@ type Config struct {
 	// Name prefixes the buckets and subjects, so two hostrelay clusters can
 	// share one NATS.
 	Name string
-	// Self is this node as the others see it: ID, Region, URL, WS, STUN.
-	Self Node
+	// ID names this node (in the directory, its subjects and its resume
+	// tokens); Region is its label, such as eu-west (may be empty). Where
+	// players reach the node comes with Start (Addrs).
+	ID, Region string
 	// Replicas of the JetStream buckets: 1 for a single NATS server, 3 for a
 	// NATS cluster that should survive losing one of its servers.
 	Replicas int
@@ -80,22 +82,16 @@ func (c Config) validate() error {
 	if c.NATS == "" {
 		errs = append(errs, errors.New("cluster: NATS URL is required"))
 	}
-	if err := ValidateNodeID(c.Self.ID); err != nil {
+	if err := ValidateNodeID(c.ID); err != nil {
 		errs = append(errs, err)
 	}
-	if c.Self.Region != "" {
-		if err := protocol.ValidateRegion(c.Self.Region); err != nil {
+	if c.Region != "" {
+		if err := protocol.ValidateRegion(c.Region); err != nil {
 			errs = append(errs, fmt.Errorf("cluster: %w", err))
 		}
 	}
 	if err := ValidateNodeID(c.Name); err != nil {
 		errs = append(errs, fmt.Errorf("cluster name: %w", err))
-	}
-	for field, raw := range map[string]string{"URL": c.Self.URL, "WS": c.Self.WS} {
-		u, err := url.Parse(raw)
-		if err != nil || u.Host == "" {
-			errs = append(errs, fmt.Errorf("cluster: Self.%s %q is not an absolute URL", field, raw))
-		}
 	}
 	if c.Replicas < 1 || c.Replicas > 5 {
 		errs = append(errs, fmt.Errorf("cluster: Replicas %d: must be 1 to 5", c.Replicas))
@@ -111,6 +107,28 @@ func (c Config) validate() error {
 	}
 	if c.MaxLost < 1 {
 		errs = append(errs, errors.New("cluster: MaxLost must be positive"))
+	}
+	return errors.Join(errs...)
+}
+
+// Addrs are where players reach a node. They come with Start, not Config:
+// a server knows its ports only once it listens, and its lobby, which
+// holds the Cluster, is built before that.
+type Addrs struct {
+	// URL is the public base URL (https://eu1.example.com); WS is the lobby
+	// WebSocket URL.
+	URL, WS string
+	// STUN lists stun: URLs of the node's TURN.
+	STUN []string
+}
+
+func (a Addrs) validate() error {
+	var errs []error
+	for field, raw := range map[string]string{"URL": a.URL, "WS": a.WS} {
+		u, err := url.Parse(raw)
+		if err != nil || u.Host == "" {
+			errs = append(errs, fmt.Errorf("cluster: Addrs.%s %q is not an absolute URL", field, raw))
+		}
 	}
 	return errors.Join(errs...)
 }

@@ -9,8 +9,10 @@
 //
 // The package knows nothing of lobby sessions: it talks to this node's lobby
 // through the Lobby interface (signaling.Hub), and the lobby talks to it
-// through the methods signaling.Cluster names. Without -nats there is no
-// Cluster at all and a node is the single server it always was.
+// through signaling.Cluster, which *Cluster satisfies directly, answering in
+// signaling's Location. Both are asserted at compile time (cluster.go).
+// Without -nats there is no Cluster at all and a node is the single server
+// it always was.
 //
 // NATS layout, for a cluster named N (default "hostrelay"):
 //

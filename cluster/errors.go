@@ -3,8 +3,6 @@ package cluster
 import "errors"
 
 var (
-	// ErrCodeTaken reports a room code another node already holds.
-	ErrCodeTaken = errors.New("cluster: room code taken")
 	// ErrNodeIDInUse reports a node id that a live node already announces.
 	ErrNodeIDInUse = errors.New("cluster: node id in use by a live node")
 	// ErrDisconnected reports a lookup while NATS is unreachable.

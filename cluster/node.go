@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/hostrelay/hostrelay/signaling"
 )
 
 // Node is one hostrelay node as the cluster lists it. Everything here is
@@ -27,7 +29,7 @@ type Node struct {
 
 // announce writes this node's presence with its current room count.
 func (c *Cluster) announce(ctx context.Context) error {
-	self := c.cfg.Self
+	self := c.self
 	if c.lobby != nil {
 		self.Rooms = c.lobby.RoomCount()
 	}
@@ -108,7 +110,7 @@ func watch(ctx context.Context, w jetstream.KeyWatcher, each func(jetstream.KeyV
 
 func (c *Cluster) nodeEntry(e jetstream.KeyValueEntry) {
 	id := e.Key()
-	if id == c.cfg.Self.ID {
+	if id == c.self.ID {
 		return
 	}
 	if e.Operation() != jetstream.KeyValuePut {
@@ -233,7 +235,7 @@ func (c *Cluster) nodeGone(id, why string) {
 // live nodes: the one that cleans up after dead ones.
 func (c *Cluster) firstLiveLocked() bool {
 	for id := range c.peers {
-		if id < c.cfg.Self.ID {
+		if id < c.self.ID {
 			return false
 		}
 	}
@@ -256,7 +258,7 @@ func (c *Cluster) deleteRooms(codes []string) {
 
 // Nodes lists the live nodes, this one included, by id.
 func (c *Cluster) Nodes() []Node {
-	self := c.cfg.Self
+	self := c.self
 	if c.lobby != nil {
 		self.Rooms = c.lobby.RoomCount()
 	}
@@ -277,7 +279,7 @@ func (c *Cluster) Origins() []string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	out := make([]string, 0, len(c.peers)+1)
-	if h := hostOf(c.cfg.Self.URL); h != "" {
+	if h := hostOf(c.self.URL); h != "" {
 		out = append(out, h)
 	}
 	for _, p := range c.peers {
@@ -298,12 +300,12 @@ func hostOf(u string) string {
 	return host
 }
 
-// RegionNode picks the node for a room in region: this node if it is in
-// it, else the live node there with the fewest rooms. ok is false when no
-// live node is in region.
-func (c *Cluster) RegionNode(region string) (ws string, self, ok bool) {
-	if c.cfg.Self.Region == region {
-		return c.cfg.Self.WS, true, true
+// RegionNode picks the node for a room in region: ok is false when no
+// live node is in it; the zero Location when this node is, else the live
+// node there with the fewest rooms.
+func (c *Cluster) RegionNode(region string) (loc signaling.Location, ok bool) {
+	if c.self.Region == region {
+		return signaling.Location{}, true
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -317,7 +319,13 @@ func (c *Cluster) RegionNode(region string) (ws string, self, ok bool) {
 		}
 	}
 	if best == nil {
-		return "", false, false
+		return signaling.Location{}, false
 	}
-	return best.node.WS, false, true
+	return best.node.location(), true
+}
+
+// location sends a player to n: its lobby WebSocket for a request, its
+// base URL for a share link.
+func (n Node) location() signaling.Location {
+	return signaling.Location{URL: n.WS, Region: n.Region, Base: n.URL}
 }

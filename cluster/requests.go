@@ -16,7 +16,7 @@ func (c *Cluster) roomSubject(node string) string { return c.cfg.Name + ".node."
 func (c *Cluster) joinFailSubject() string        { return c.cfg.Name + ".limits.joinfail" }
 
 func (c *Cluster) subscribe() error {
-	room, err := c.nc.Subscribe(c.roomSubject(c.cfg.Self.ID), func(m *nats.Msg) {
+	room, err := c.nc.Subscribe(c.roomSubject(c.self.ID), func(m *nats.Msg) {
 		code := string(m.Data)
 		live := false
 		if len(code) == protocol.RoomCodeLength {
@@ -38,7 +38,7 @@ func (c *Cluster) subscribe() error {
 			c.log.Debug("ignoring a malformed failed-join event", "err", err)
 			return
 		}
-		if from != c.cfg.Self.ID {
+		if from != c.self.ID {
 			c.lobby.SpendJoinFailure(a)
 		}
 	})
@@ -65,7 +65,7 @@ func (c *Cluster) askRoom(ctx context.Context, node, code string) (bool, error) 
 // that does not exist, a wrong password), so a guesser's budget is one for
 // the whole cluster. Fire and forget: a lost event costs one guess.
 func (c *Cluster) JoinFailed(addr netip.Addr) {
-	if err := c.nc.Publish(c.joinFailSubject(), []byte(c.cfg.Self.ID+" "+addr.String())); err != nil {
+	if err := c.nc.Publish(c.joinFailSubject(), []byte(c.self.ID+" "+addr.String())); err != nil {
 		c.log.Debug("could not share a failed join", "err", err)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/signaling"
 )
 
 // entry is a room's value in the rooms bucket. Private rooms carry no
@@ -22,36 +23,35 @@ type entry struct {
 	Listing *protocol.RoomSummary `json:"listing,omitempty"`
 }
 
-// ClaimRoom takes code for this node cluster-wide, or fails with
-// ErrCodeTaken when another node holds it. The lobby calls it before it
-// makes a room, so no two nodes ever hand out one code.
-func (c *Cluster) ClaimRoom(ctx context.Context, code string) error {
-	b, err := json.Marshal(entry{Node: c.cfg.Self.ID})
+// ClaimRoom takes code for this node cluster-wide; taken reports that
+// another room holds it (the lobby draws another code), err that NATS did
+// not answer. The lobby calls it before it makes a room, so no two nodes
+// ever hand out one code.
+func (c *Cluster) ClaimRoom(ctx context.Context, code string) (taken bool, err error) {
+	b, err := json.Marshal(entry{Node: c.self.ID})
 	if err != nil {
-		return err
+		return false, err
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
 	defer cancel()
 	if _, err := c.roomsKV().Create(ctx, code, b); err != nil {
 		if errors.Is(err, jetstream.ErrKeyExists) {
-			return fmt.Errorf("%w: %s", ErrCodeTaken, code)
+			return true, nil
 		}
 		c.counters.writeErrors.Add(1)
-		return fmt.Errorf("cluster: claim room %s: %w", code, err)
+		return false, fmt.Errorf("cluster: claim room %s: %w", code, err)
 	}
 	c.counters.writes.Add(1)
 	c.mu.Lock()
 	c.written[code] = b
 	c.mu.Unlock()
-	return nil
+	return false, nil
 }
 
-// ReleaseRoom gives back a code claimed for a room that was never made.
-func (c *Cluster) ReleaseRoom(code string) { c.RoomChanged(code) }
-
-// RoomChanged notes that a local room's listing changed or that the room is
-// gone; the flusher writes the latest state within FlushInterval. It never
-// blocks: the lobby calls it under its lock.
+// RoomChanged notes that a local room's listing changed, that the room is
+// gone, or that a claimed code went unused; the flusher writes the latest
+// state within FlushInterval. It never blocks: the lobby calls it under
+// its lock.
 func (c *Cluster) RoomChanged(code string) {
 	c.mu.Lock()
 	c.dirty[code] = struct{}{}
@@ -147,9 +147,9 @@ func (c *Cluster) flushRoom(ctx context.Context, code string) {
 		}
 		return
 	}
-	e := entry{Node: c.cfg.Self.ID, Public: public}
+	e := entry{Node: c.self.ID, Public: public}
 	if public {
-		sum.Region = c.cfg.Self.Region
+		sum.Region = c.self.Region
 		e.Listing = &sum
 	}
 	b, err := json.Marshal(e)
@@ -246,7 +246,7 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 		c.log.Warn("ignoring a malformed room entry", "room", code, "err", err)
 		return
 	}
-	if en.Node == c.cfg.Self.ID {
+	if en.Node == c.self.ID {
 		return
 	}
 	c.mu.Lock()
@@ -275,35 +275,25 @@ func (c *Cluster) roomEntry(e jetstream.KeyValueEntry) {
 	}
 }
 
-// Where says where a room that is not on this node is.
-type Where int
-
-const (
-	// Nowhere: no node has the code.
-	Nowhere Where = iota
-	// Elsewhere: a live node has it; Locate returns its WS URL and region.
-	Elsewhere
-	// Lost: the room's node stopped; the room went with it.
-	Lost
-)
-
-// Locate finds the node of a room this node does not have. The local
-// mirror answers most lookups; a code it does not know yet (made within
-// the watch's delay) is read from the bucket. The owner is then asked
-// whether the room is still live, so a player is never sent to a room
-// that closed, or to a node that died, in the last moments.
-func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) {
+// Locate finds the node of a room this node does not have: a live node's
+// Location, Lost for a room lost with its node, the zero Location for a
+// code no node has. The local mirror answers most lookups; a code it does
+// not know yet (made within the watch's delay) is read from the bucket.
+// The owner is then asked whether the room is still live, so a player is
+// never sent to a room that closed, or to a node that died, in the last
+// moments.
+func (c *Cluster) Locate(ctx context.Context, code string) (signaling.Location, error) {
 	c.counters.lookups.Add(1)
 	if !c.nc.IsConnected() {
 		// Cut off, this node's mirror and tombstones may be stale.
-		return Nowhere, Node{}, ErrDisconnected
+		return signaling.Location{}, ErrDisconnected
 	}
 	c.mu.Lock()
 	id, known := c.where[code]
 	_, lost := c.lostRooms[code]
 	c.mu.Unlock()
 	if lost {
-		return Lost, Node{}, nil
+		return signaling.Location{Lost: true}, nil
 	}
 	if !known {
 		gctx, cancel := context.WithTimeout(ctx, c.cfg.RequestTimeout)
@@ -311,18 +301,18 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 		cancel()
 		switch {
 		case errors.Is(err, jetstream.ErrKeyNotFound):
-			return Nowhere, Node{}, nil
+			return signaling.Location{}, nil
 		case err != nil:
-			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: %w", code, err)
+			return signaling.Location{}, fmt.Errorf("cluster: locate %s: %w", code, err)
 		}
 		en, err := parseEntry(code, e.Value())
 		if err != nil {
-			return Nowhere, Node{}, fmt.Errorf("cluster: locate %s: %w", code, err)
+			return signaling.Location{}, fmt.Errorf("cluster: locate %s: %w", code, err)
 		}
 		id = en.Node
 	}
-	if id == c.cfg.Self.ID {
-		return Nowhere, Node{}, nil // closed here since the caller looked
+	if id == c.self.ID {
+		return signaling.Location{}, nil // closed here since the caller looked
 	}
 	c.mu.Lock()
 	var owner Node // a copy: the watch rewrites a peer's node under c.mu
@@ -332,10 +322,10 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 	_, deadNode := c.lostNodes[id]
 	c.mu.Unlock()
 	if deadNode {
-		return Lost, Node{}, nil
+		return signaling.Location{Lost: true}, nil
 	}
 	if owner.WS == "" {
-		return Nowhere, Node{}, nil // a stale entry of a node never seen
+		return signaling.Location{}, nil // a stale entry of a node never seen
 	}
 	live, err := c.askRoom(ctx, id, code)
 	switch {
@@ -343,24 +333,24 @@ func (c *Cluster) Locate(ctx context.Context, code string) (Where, Node, error) 
 		// The owner does not answer: it is dying. Say lost rather than
 		// send the player to it; the sweep will agree within DeadAfter.
 		c.log.Info("room owner did not answer", "room", code, "peer", id, "err", err)
-		return Lost, Node{}, nil
+		return signaling.Location{Lost: true}, nil
 	case !live:
-		return Nowhere, Node{}, nil
+		return signaling.Location{}, nil
 	}
-	return Elsewhere, owner, nil
+	return owner.location(), nil
 }
 
-// NodeState says whether a node id is live (with its node), was lost, or
-// is unknown. A resume token names its node: a node that gets another's
-// token sends the player there, or says room_lost.
-func (c *Cluster) NodeState(id string) (Where, Node) {
+// LocateNode says where a node is: live (its Location), lost, or unknown
+// (the zero Location). A resume token names its node: a node that gets
+// another's token sends the player there, or says room_lost.
+func (c *Cluster) LocateNode(id string) signaling.Location {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if p := c.peers[id]; p != nil && p.node.WS != "" {
-		return Elsewhere, p.node
+		return p.node.location()
 	}
 	if _, lost := c.lostNodes[id]; lost {
-		return Lost, Node{}
+		return signaling.Location{Lost: true}
 	}
-	return Nowhere, Node{}
+	return signaling.Location{}
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/base32"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"net/netip"
@@ -18,7 +19,6 @@ import (
 
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/protocol"
-	"github.com/hostrelay/hostrelay/signaling"
 )
 
 // ClusterConfig joins this server to others on NATS (docs/cluster.md).
@@ -78,63 +78,27 @@ func (c *ClusterConfig) bind(b binder) {
 		checked(between(&c.Replicas, 1, 5))
 }
 
-// clusterLink is the signaling.Cluster of this server: the lobby is built
-// before the node knows its own URL (the HTTP port may be 0), so the
-// cluster is set once listening, before the first request.
-type clusterLink struct {
-	c *cluster.Cluster
-}
-
-var _ signaling.Cluster = (*clusterLink)(nil)
-
-func (l *clusterLink) Self() (string, string) {
-	n := l.c.Self()
-	return n.ID, n.Region
-}
-
-func (l *clusterLink) ClaimRoom(ctx context.Context, code string) (bool, error) {
-	err := l.c.ClaimRoom(ctx, code)
-	if errors.Is(err, cluster.ErrCodeTaken) {
-		return true, nil
+// newCluster is this node's membership, not yet connected: the lobby holds
+// it (it satisfies signaling.Cluster) before the node knows where players
+// reach it, which joinCluster tells it once listening.
+func newCluster(cc ClusterConfig, log *slog.Logger) (*cluster.Cluster, error) {
+	c := cluster.DefaultConfig()
+	c.NATS, c.Name, c.Replicas = cc.NATS, cc.Name, cc.Replicas
+	c.ID, c.Region = cc.NodeID, cc.Region
+	if c.ID == "" {
+		c.ID = randomNodeID()
 	}
-	return false, err
-}
-
-func (l *clusterLink) RoomChanged(code string) { l.c.RoomChanged(code) }
-
-func (l *clusterLink) Locate(ctx context.Context, code string) (signaling.Location, error) {
-	w, n, err := l.c.Locate(ctx, code)
-	return location(w, n), err
-}
-
-func (l *clusterLink) LocateNode(node string) signaling.Location {
-	return location(l.c.NodeState(node))
-}
-
-func (l *clusterLink) RegionNode(region string) (signaling.Location, bool) {
-	ws, self, ok := l.c.RegionNode(region)
-	if !ok || self {
-		return signaling.Location{}, ok
+	c.Logger = log
+	cl, err := cluster.New(c)
+	if err != nil {
+		return nil, fmt.Errorf("server: %w", err)
 	}
-	return signaling.Location{URL: ws, Region: region}, true
-}
-
-func (l *clusterLink) JoinFailed(addr netip.Addr) { l.c.JoinFailed(addr) }
-func (l *clusterLink) Origins() []string          { return l.c.Origins() }
-
-func location(w cluster.Where, n cluster.Node) signaling.Location {
-	switch w {
-	case cluster.Elsewhere:
-		return signaling.Location{URL: n.WS, Region: n.Region, Base: n.URL}
-	case cluster.Lost:
-		return signaling.Location{Lost: true}
-	}
-	return signaling.Location{}
+	return cl, nil
 }
 
 // joinCluster connects this node once its listeners are up (their ports
-// make its URLs) and before HTTP serves.
-func (s *Server) joinCluster(ctx context.Context, scheme string) error {
+// make its URLs) and before HTTP serves; it returns the node's base URL.
+func (s *Server) joinCluster(ctx context.Context, scheme string) (string, error) {
 	cc := s.cfg.Cluster
 	host := s.cfg.TURN.PublicHost
 	if host == "" {
@@ -146,30 +110,16 @@ func (s *Server) joinCluster(ctx context.Context, scheme string) error {
 		base = scheme + "://" + net.JoinHostPort(host, strconv.Itoa(port))
 	}
 	base = strings.TrimSuffix(base, "/")
-	ws := "ws" + strings.TrimPrefix(base, "http") + "/ws" // http→ws, https→wss
-	var stun []string
+	at := cluster.Addrs{URL: base, WS: "ws" + strings.TrimPrefix(base, "http") + "/ws"} // http→ws, https→wss
 	if a := s.turn.UDPAddr(); a != nil {
-		stun = append(stun, "stun:"+net.JoinHostPort(host, strconv.Itoa(a.Port)))
+		at.STUN = append(at.STUN, "stun:"+net.JoinHostPort(host, strconv.Itoa(a.Port)))
 	}
-	id := cc.NodeID
-	if id == "" {
-		id = randomNodeID()
-	}
-	c := cluster.DefaultConfig()
-	c.NATS, c.Name, c.Replicas = cc.NATS, cc.Name, cc.Replicas
-	c.Self = cluster.Node{ID: id, Region: cc.Region, URL: base, WS: ws, STUN: stun}
-	c.Logger = s.log
-	cl, err := cluster.New(c)
-	if err != nil {
-		return fmt.Errorf("server: %w", err)
-	}
-	s.cluster.c = cl
 	sctx, cancel := context.WithTimeout(ctx, 15*time.Second)
 	defer cancel()
-	if err := cl.Start(sctx, s.hub); err != nil {
-		return fmt.Errorf("server: %w", err)
+	if err := s.cluster.Start(sctx, s.hub, at); err != nil {
+		return "", fmt.Errorf("server: %w", err)
 	}
-	return nil
+	return base, nil
 }
 
 var nodeIDEncoding = base32.NewEncoding("abcdefghijklmnopqrstuvwxyz234567").WithPadding(base32.NoPadding) //nolint:gochecknoglobals // a stateless encoding
@@ -195,11 +145,10 @@ type nodeReply struct {
 
 func (s *Server) handleNodes(c echo.Context) error {
 	rep := nodesReply{Nodes: []nodeReply{}}
-	if cl := s.clusterNode(); cl != nil {
-		self := cl.Self()
-		rep.Node, rep.Region = self.ID, self.Region
-		for _, n := range cl.Nodes() {
-			rep.Nodes = append(rep.Nodes, nodeReply{Node: n, Self: n.ID == self.ID})
+	if s.cluster != nil {
+		rep.Node, rep.Region = s.cluster.Self()
+		for _, n := range s.cluster.Nodes() {
+			rep.Nodes = append(rep.Nodes, nodeReply{Node: n, Self: n.ID == rep.Node})
 		}
 	}
 	c.Response().Header().Set("Cache-Control", "no-store")
@@ -211,7 +160,7 @@ func (s *Server) handleNodes(c echo.Context) error {
 // the room's node; "" when the room is here, unknown or lost (the page
 // then says so itself).
 func (s *Server) shareLinkElsewhere(ctx context.Context, remote netip.Addr, code, rawQuery string) string {
-	if s.clusterNode() == nil {
+	if s.cluster == nil {
 		return "" // a single node: the page's join looks the code up
 	}
 	// A redirect tells a code exists, so the lookup is the lobby's join's
@@ -227,12 +176,4 @@ func (s *Server) shareLinkElsewhere(ctx context.Context, remote netip.Addr, code
 		to += "?" + rawQuery
 	}
 	return to
-}
-
-// clusterNode is this node's cluster membership, nil on a single node.
-func (s *Server) clusterNode() *cluster.Cluster {
-	if s.cluster == nil {
-		return nil
-	}
-	return s.cluster.c
 }

@@ -39,12 +39,7 @@ func (c *MetricsConfig) bind(b binder) {
 func (s *Server) metricsSources() metrics.Sources {
 	var clusterStats func() cluster.Stats
 	if s.cluster != nil {
-		clusterStats = func() cluster.Stats {
-			if cl := s.clusterNode(); cl != nil {
-				return cl.Stats()
-			}
-			return cluster.Stats{}
-		}
+		clusterStats = s.cluster.Stats
 	}
 	return metrics.Sources{
 		Cluster: clusterStats,

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/metrics"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
@@ -46,8 +47,8 @@ type Server struct {
 	started       time.Time
 	build         buildInfo
 
-	// cluster is this node's link to the others; nil without -nats.
-	cluster *clusterLink
+	// cluster is this node's membership of a cluster; nil without -nats.
+	cluster *cluster.Cluster
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -127,8 +128,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	hc.MaxRoomName = lobby.MaxRoomName
 	hc.Logger = log
 	if cfg.Cluster.NATS != "" {
-		s.cluster = &clusterLink{} // joined once listening (joinCluster)
-		hc.Cluster = s.cluster
+		if s.cluster, err = newCluster(cfg.Cluster, log); err != nil {
+			return nil, err
+		}
+		hc.Cluster = s.cluster // started once listening (joinCluster)
 	}
 	s.hub, err = signaling.NewHub(hc)
 	if err != nil {
@@ -206,11 +209,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.tls != nil {
 		scheme = "https"
 	}
+	var publicURL string
 	if s.cluster != nil {
-		if err := s.joinCluster(ctx, scheme); err != nil {
-			if cl := s.clusterNode(); cl != nil {
-				cl.Kill()
-			}
+		if publicURL, err = s.joinCluster(ctx, scheme); err != nil {
+			s.cluster.Kill()
 			_ = s.metrics.Close()
 			_ = s.ln.Close()
 			_ = s.redirect.shutdown(context.WithoutCancel(ctx))
@@ -254,9 +256,9 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if a.Metrics != "" {
 		attrs = append(attrs, "metrics", a.Metrics)
 	}
-	if cl := s.clusterNode(); cl != nil {
-		self := cl.Self()
-		attrs = append(attrs, "node", self.ID, "region", self.Region, "public_url", self.URL)
+	if s.cluster != nil {
+		node, region := s.cluster.Self()
+		attrs = append(attrs, "node", node, "region", region, "public_url", publicURL)
 	}
 	log.Info("listening", attrs...)
 	return s, nil
@@ -379,8 +381,8 @@ func (s *Server) shutdown(ctx context.Context) error {
 	// for slow clients): no room here outlives a shutdown, so the other
 	// nodes drop them from their lists and stop sending players here now,
 	// not after DeadAfter.
-	if cl := s.clusterNode(); cl != nil {
-		if err := cl.Close(ctx); err != nil {
+	if s.cluster != nil {
+		if err := s.cluster.Close(ctx); err != nil {
 			errs = append(errs, err)
 		}
 	}

@@ -10,9 +10,11 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// Cluster is the rest of a multi-node deployment as the lobby needs it
-// (package cluster, adapted by server). A nil Config.Cluster is a single
-// node: every lookup is local, as it always was.
+// Cluster is the rest of a multi-node deployment as the lobby needs it:
+// the methods the lobby calls and nothing more, in the lobby's own types,
+// so *cluster.Cluster satisfies it as it is (asserted there) with no
+// adapter between them. A nil Config.Cluster is a single node: every
+// lookup is local, as it always was.
 //
 // A room lives on the node that made it. Every code is claimed cluster-wide
 // before a room takes it; a request naming a room of another node is
@@ -347,10 +349,4 @@ func (h *Hub) self() (node, region string) {
 		return "", ""
 	}
 	return h.cfg.Cluster.Self()
-}
-
-// CodeLookupAllowed reports whether remote's failed-join budget has a
-// token left.
-func (h *Hub) CodeLookupAllowed(remote netip.Addr) bool {
-	return h.joinFailures.allowed(remote, h.cfg.Now())
 }
