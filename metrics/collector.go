@@ -29,8 +29,8 @@ func (f family) emit(ch chan<- prometheus.Metric, v float64, labels ...string) {
 type collector struct {
 	src Sources
 
-	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, resumes, refusals, rateLimited family
-	spectators, spectates, spectatorFrames, spectatorBufferBytes, spectatorBudgetFrames               family
+	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, originsRefused, resumes, refusals, rateLimited family
+	spectators, spectates, spectatorFrames, spectatorBufferBytes, spectatorBudgetFrames                               family
 
 	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures  family
 	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
@@ -59,6 +59,8 @@ func newCollector(src Sources) *collector {
 	def(&c.joins, counter, "lobby_joins_total", "Players who joined a room (its creator not counted).")
 	def(&c.hostMigrations, counter, "lobby_host_migrations_total",
 		"Hosts replaced by a member after the host left a room made with migrate.")
+	def(&c.originsRefused, counter, "lobby_origins_refused_total",
+		"Browser connections from a page on an origin the server does not allow (-allowed-origins), closed with 1008 and a reason the page can show.")
 	def(&c.resumes, counter, "lobby_resumes_total",
 		"Resumes of a session on a new connection, by result: resumed or failed.", "result")
 	def(&c.spectators, gauge, "lobby_spectators", "Spectators watching a room now.")
@@ -166,6 +168,7 @@ func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metric
 	c.roomsClosed.emit(ch, float64(m.RoomsClosed))
 	c.joins.emit(ch, float64(m.Joins))
 	c.hostMigrations.emit(ch, float64(m.HostMigrations))
+	c.originsRefused.emit(ch, float64(m.OriginsRefused))
 	c.resumes.emit(ch, float64(m.Resumes), "resumed")
 	c.resumes.emit(ch, float64(m.ResumesFailed), "failed")
 	c.spectators.emit(ch, float64(m.Spectators))

@@ -93,6 +93,7 @@ type counters struct {
 	hostMigrations atomic.Uint64
 	resumes        atomic.Uint64
 	resumesFailed  atomic.Uint64
+	originsRefused atomic.Uint64
 	// Spectators: watches begun, frames taken from hosts, frames queued to
 	// spectators, and frames a spectator lost (slow, or away).
 	spectates              atomic.Uint64
@@ -135,6 +136,7 @@ type Metrics struct {
 	HostMigrations uint64 // a member made host when the host left
 	Resumes        uint64 // sessions taken back on a new connection
 	ResumesFailed  uint64 // resume attempts refused (resume_failed)
+	OriginsRefused uint64 // browser connections from an origin not allowed, closed with OriginRefusedReason
 	// Spectators watching now, watches begun, spectator frames taken from
 	// hosts, queued to spectators, and dropped (a slow or away spectator).
 	Spectators             int
@@ -182,6 +184,7 @@ func (h *Hub) Metrics() Metrics {
 	m.RoomsCreated, m.RoomsClosed = c.roomsCreated.Load(), c.roomsClosed.Load()
 	m.Joins, m.HostMigrations = c.joins.Load(), c.hostMigrations.Load()
 	m.Resumes, m.ResumesFailed = c.resumes.Load(), c.resumesFailed.Load()
+	m.OriginsRefused = c.originsRefused.Load()
 	m.Spectates, m.SpectatorFramesIn = c.spectates.Load(), c.spectatorFramesIn.Load()
 	m.SpectatorFramesOut, m.SpectatorFramesDropped = c.spectatorFramesOut.Load(), c.spectatorFramesDropped.Load()
 	m.SpectatorBufferBytes = h.spectators.bytes()

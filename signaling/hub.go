@@ -82,6 +82,23 @@ func NewHub(cfg Config) (*Hub, error) {
 	}, nil
 }
 
+// refuseOrigin upgrades a browser's connection from an origin the server
+// does not allow only to close it with OriginRefusedReason (see there).
+// Nothing of the client's is read, so its page gets nothing but the reason.
+func (h *Hub) refuseOrigin(w http.ResponseWriter, r *http.Request, remote netip.Addr, why error) {
+	h.counters.originsRefused.Add(1)
+	h.log.Warn("websocket from an origin not allowed", "remote", remote, "origin", r.Header.Get("Origin"), "err", why)
+	conn, err := websocket.Accept(w, r, &websocket.AcceptOptions{InsecureSkipVerify: true})
+	if err != nil {
+		return
+	}
+	// Close waits up to 5 s for the page's own close frame, which a browser
+	// sends at once; CloseNow after a failed Close frees the socket either way.
+	if err := conn.Close(websocket.StatusPolicyViolation, OriginRefusedReason); err != nil {
+		_ = conn.CloseNow()
+	}
+}
+
 // ServeWebSocket upgrades r and serves the connection on a goroutine of its
 // own until it ends; it returns once the connection is upgraded, so the HTTP
 // server forgets the hijacked connection and frees its request state.
@@ -110,6 +127,11 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 
 	bufs := &smallBuffers{ResponseWriter: w, pool: &h.framePool}
+	if err := originAllowed(r, h.allowedOrigins()); err != nil {
+		h.refuseOrigin(bufs, r, remote, err)
+		release()
+		return
+	}
 	conn, err := websocket.Accept(bufs, r, &websocket.AcceptOptions{OriginPatterns: h.allowedOrigins()})
 	if err != nil {
 		release()

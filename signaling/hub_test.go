@@ -1,7 +1,9 @@
 package signaling
 
 import (
+	"errors"
 	"net/http"
+	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -352,14 +354,61 @@ func TestConcurrentJoinsFillExactly(t *testing.T) {
 	}
 }
 
-func TestCrossOriginRefused(t *testing.T) {
-	_, url := testHub(t, nil)
-	_, resp, err := websocketDialWithOrigin(t, url, "https://evil.example")
-	if err == nil {
-		t.Fatal("cross-origin upgrade accepted")
+// A page on an origin the server does not allow gets a reason it can show:
+// a refused upgrade (HTTP 403) reached it only as close 1006. The upgrade is
+// accepted, nothing is read, and the connection closes with 1008 and
+// OriginRefusedReason; a hello sent meanwhile is never served.
+func TestCrossOriginRefusedWithAReason(t *testing.T) {
+	hub, url := testHub(t, nil)
+	conn, _, err := websocketDialWithOrigin(t, url, "https://evil.example")
+	if err != nil {
+		t.Fatalf("upgrade refused: %v", err)
 	}
-	if resp == nil || resp.StatusCode != http.StatusForbidden {
-		t.Fatalf("response %v, want 403", resp)
+	defer conn.CloseNow()
+	hello, err := protocol.Encode(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "Mallory"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = conn.Write(t.Context(), websocket.MessageBinary, hello)
+	typ, frame, err := conn.Read(t.Context())
+	var ce websocket.CloseError
+	if !errors.As(err, &ce) || ce.Code != websocket.StatusPolicyViolation || ce.Reason != OriginRefusedReason {
+		t.Fatalf("read %v %x, %v; want close 1008 %q", typ, frame, err, OriginRefusedReason)
+	}
+	if n := hub.Metrics().OriginsRefused; n != 1 {
+		t.Fatalf("origins refused %d, want 1", n)
+	}
+	if n := hub.Metrics().Sessions; n != 0 {
+		t.Fatalf("%d sessions, want none", n)
+	}
+}
+
+func TestOriginAllowed(t *testing.T) {
+	for _, tc := range []struct {
+		origin, host string
+		patterns     []string
+		ok           bool
+	}{
+		{"", "relay.example:8080", nil, true}, // not a browser
+		{"https://relay.example:8080", "relay.example:8080", nil, true},
+		{"https://RELAY.example:8080", "relay.example:8080", nil, true},
+		{"https://game.example", "relay.example", nil, false},
+		{"https://game.example", "relay.example", []string{"game.example"}, true},
+		{"https://a.game.example", "relay.example", []string{"*.game.example"}, true},
+		{"https://game.example", "relay.example", []string{"*.game.example"}, false},
+		{"http://game.example", "relay.example", []string{"https://game.example"}, false},
+		{"https://game.example", "relay.example", []string{"https://game.example"}, true},
+		{"null", "relay.example", []string{"*"}, false}, // no host
+		{"https://game.example", "relay.example", []string{"["}, false},
+	} {
+		r := httptest.NewRequest(http.MethodGet, "http://"+tc.host+"/ws", nil)
+		r.Host = tc.host
+		if tc.origin != "" {
+			r.Header.Set("Origin", tc.origin)
+		}
+		if err := originAllowed(r, tc.patterns); (err == nil) != tc.ok {
+			t.Errorf("origin %q host %q patterns %q: %v, want allowed %v", tc.origin, tc.host, tc.patterns, err, tc.ok)
+		}
 	}
 }
 
