@@ -24,9 +24,11 @@ import (
 // HOSTRELAY_* variables and a YAML file. A new section is a struct here, a
 // field below, its line in DefaultConfig and its bind method (options.go).
 type Config struct {
-	HTTP    HTTPConfig
-	TLS     TLSConfig
-	Lobby   LobbyConfig
+	HTTP HTTPConfig
+	TLS  TLSConfig
+	// Lobby is the hub's own config, its limits bound to the lobby
+	// options; New plugs in what the server provides (lobbyConfig).
+	Lobby   signaling.Config
 	TURN    TURNConfig
 	Log     LogConfig
 	Debug   DebugConfig
@@ -93,35 +95,6 @@ type TLSConfig struct {
 	// answers ACME HTTP-01 challenges: "auto" is ":80" with ACME or when the
 	// HTTP listener is on port 443, otherwise off; "off" (or empty) is off.
 	RedirectAddr string
-}
-
-// LobbyConfig is the lobby's limits per client and per server, mapped onto
-// signaling.Config (see docs/protocol.md#limits).
-type LobbyConfig struct {
-	AllowedOrigins []string      // extra browser origins allowed on /ws (host patterns)
-	SeatGrace      time.Duration // how long a dropped player's seat is held; 0: not held
-	// Spectators beyond a room's seats, and how long the server holds
-	// each spectator frame before they see it.
-	SpectatorsPerRoom int
-	SpectatorDelay    time.Duration
-	// SpectatorBudget bounds the spectator frames every room holds
-	// together (the delay and what joiners are sent).
-	SpectatorBudget   ByteSize
-	MaxConnsPerIP     int
-	JoinsPerMinute    int
-	RoomsPerMinute    int     // rooms one session may create per minute
-	MessagesPerSecond float64 // lobby messages per session (bursts of twice that)
-	MaxRooms          int     // rooms on this server
-	SignalsPerSecond  float64 // SDP/candidate relays per session
-	SignalBurst       int
-
-	// Sizes, each at most the protocol's limit (the default): a server may
-	// be stricter than the protocol, never looser.
-	MaxFrame      ByteSize // one incoming lobby frame
-	MaxSDP        ByteSize // one offer or answer
-	MaxCandidate  ByteSize // one ICE candidate
-	MaxChatLength int      // characters of a chat line
-	MaxRoomName   int      // characters of a room name
 }
 
 // TURNConfig is the embedded TURN server, mapped onto turn.Config.
@@ -200,25 +173,8 @@ func DefaultConfig() Config {
 			IdleTimeout:  time.Minute,
 		},
 		// TLS is off until a certificate is configured.
-		TLS: TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
-		Lobby: LobbyConfig{
-			SeatGrace:         lobby.Grace,
-			SpectatorsPerRoom: lobby.SpectatorsPerRoom,
-			SpectatorDelay:    lobby.SpectatorDelay,
-			SpectatorBudget:   ByteSize(lobby.SpectatorBudgetBytes),
-			MaxConnsPerIP:     lobby.MaxConnsPerIP,
-			JoinsPerMinute:    lobby.JoinsPerMinute,
-			RoomsPerMinute:    lobby.RoomsPerMinute,
-			MessagesPerSecond: lobby.MessagesPerSecond,
-			MaxRooms:          lobby.MaxRooms,
-			SignalsPerSecond:  lobby.SignalsPerSecond,
-			SignalBurst:       lobby.SignalBurst,
-			MaxFrame:          ByteSize(lobby.MaxFrame),
-			MaxSDP:            ByteSize(lobby.MaxSDP),
-			MaxCandidate:      ByteSize(lobby.MaxCandidate),
-			MaxChatLength:     lobby.MaxChatText,
-			MaxRoomName:       lobby.MaxRoomName,
-		},
+		TLS:   TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
+		Lobby: lobby,
 		TURN: TURNConfig{
 			UDPAddr:                  ":3478",
 			TCPAddr:                  ":3478",

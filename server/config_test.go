@@ -120,10 +120,10 @@ lobby:
 		t.Fatal(err)
 	}
 	def := DefaultConfig()
-	if cfg.TURN.CredentialTTL != 2*time.Hour || cfg.Lobby.MaxRooms != 12 || cfg.Lobby.SeatGrace != 5*time.Second ||
+	if cfg.TURN.CredentialTTL != 2*time.Hour || cfg.Lobby.MaxRooms != 12 || cfg.Lobby.Grace != 5*time.Second ||
 		cfg.Lobby.JoinsPerMinute != def.Lobby.JoinsPerMinute {
 		t.Fatalf("ttl %v (want the file's 2h), rooms %d (the environment's 12), grace %v (the flag's 5s), joins %d (the default %d)",
-			cfg.TURN.CredentialTTL, cfg.Lobby.MaxRooms, cfg.Lobby.SeatGrace, cfg.Lobby.JoinsPerMinute, def.Lobby.JoinsPerMinute)
+			cfg.TURN.CredentialTTL, cfg.Lobby.MaxRooms, cfg.Lobby.Grace, cfg.Lobby.JoinsPerMinute, def.Lobby.JoinsPerMinute)
 	}
 
 	// -config names another file than the environment: the flag's is read,
@@ -276,9 +276,9 @@ http:
 debug:
   addr:
 `)}, noEnv, io.Discard)
-	if err != nil || !reflect.DeepEqual(cfg.Lobby.AllowedOrigins, []string{"game.example", "*.game.example"}) ||
+	if err != nil || !reflect.DeepEqual(cfg.Lobby.OriginPatterns, []string{"game.example", "*.game.example"}) ||
 		len(cfg.HTTP.TrustedProxies) != 2 || cfg.Debug.Addr != "" {
-		t.Fatalf("lists: %v %v %v", cfg.Lobby.AllowedOrigins, cfg.HTTP.TrustedProxies, err)
+		t.Fatalf("lists: %v %v %v", cfg.Lobby.OriginPatterns, cfg.HTTP.TrustedProxies, err)
 	}
 	if cfg, err := LoadConfig([]string{"-config", writeFile(t, "")}, noEnv, io.Discard); err != nil ||
 		!reflect.DeepEqual(cfg, DefaultConfig()) {

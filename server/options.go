@@ -76,7 +76,7 @@ func (c *Config) options() []*option {
 	c.HTTP.bind(b.section("http"))
 	c.TLS.bind(b.section("tls"))
 	c.TURN.bind(b.section("turn"), &c.TLS)
-	c.Lobby.bind(b.section("lobby"))
+	bindLobby(b.section("lobby"), &c.Lobby)
 	c.Log.bind(b.section("log"))
 	c.Debug.bind(b.section("debug"))
 	c.Metrics.bind(b.section("metrics"))
@@ -193,7 +193,7 @@ func (c *TURNConfig) bind(b binder, tls *TLSConfig) {
 		checked(between(&c.MaxChannels, 4, 16384))
 	// Below 16 KiB/s even a WebRTC handshake struggles: it is almost surely
 	// a unit mistake (kbit/s for bytes/s).
-	b.add("turn-max-bandwidth", "max_bandwidth", sizeValue{&c.MaxBandwidth, Off},
+	b.add("turn-max-bandwidth", "max_bandwidth", sizeValue[ByteSize]{&c.MaxBandwidth, Off},
 		"relayed bytes per second per TURN allocation (one peer connection), e.g. 1048576 or 1MiB; packets over it are dropped and counted (off: unlimited). Takes KiB/MiB/GiB or KB/MB/GB").
 		checked(func() error {
 			if c.MaxBandwidth != Off && (c.MaxBandwidth < 16<<10 || c.MaxBandwidth > 1<<40) {
@@ -203,7 +203,7 @@ func (c *TURNConfig) bind(b binder, tls *TLSConfig) {
 		})
 	// The burst must hold the largest relayed packet (1600 bytes) or such
 	// packets would never pass.
-	b.add("turn-bandwidth-burst", "bandwidth_burst", sizeValue{&c.BandwidthBurst, Auto},
+	b.add("turn-bandwidth-burst", "bandwidth_burst", sizeValue[ByteSize]{&c.BandwidthBurst, Auto},
 		"bytes a TURN allocation may send at once above -turn-max-bandwidth after a quiet spell, at least 1600 (auto: a quarter second at that rate, 256KiB at the default)").
 		checked(func() error {
 			if c.BandwidthBurst != Auto && (c.BandwidthBurst < 1600 || c.BandwidthBurst > 1<<30) {
@@ -283,13 +283,14 @@ func (c *TLSConfig) bind(b binder) {
 		})
 }
 
-func (c *LobbyConfig) bind(b binder) {
-	b.add("allowed-origins", "allowed_origins", listValue{&c.AllowedOrigins},
+// bindLobby binds the lobby section straight onto the hub's config.
+func bindLobby(b binder, c *signaling.Config) {
+	b.add("allowed-origins", "allowed_origins", listValue{&c.OriginPatterns},
 		"comma-separated extra browser origins (host patterns) allowed to open /ws").
 		defaultDoc("the page's own origin")
-	b.add("seat-grace", "seat_grace", durValue{&c.SeatGrace},
+	b.add("seat-grace", "seat_grace", durValue{&c.Grace},
 		"how long a player whose connection dropped keeps its seat for a resume (0: not held; at most 10m)").
-		checked(durBetween(&c.SeatGrace, 0, 10*time.Minute))
+		checked(durBetween(&c.Grace, 0, 10*time.Minute))
 	b.add("spectators-per-room", "spectators_per_room", intValue{&c.SpectatorsPerRoom, 0},
 		"spectators one room admits beyond its players (the host sends one stream; the server fans it out)").
 		checked(atLeast(&c.SpectatorsPerRoom, 1))
@@ -298,10 +299,10 @@ func (c *LobbyConfig) bind(b binder) {
 		checked(durBetween(&c.SpectatorDelay, 0, time.Minute))
 	// At least one room's whole buffer (the delay's and the joiners'), so
 	// a watched room at the default limits can always stream.
-	b.add("spectator-budget", "spectator_budget", sizeValue{&c.SpectatorBudget, 0},
+	b.add("spectator-budget", "spectator_budget", sizeValue[int]{&c.SpectatorBudgetBytes, 0},
 		"memory all rooms' spectator frames may hold together (the delay, and what a joiner is sent first); past it a room's joiner history goes first, then frames are refused. Rooms nobody watches keep at most a keyframe or two each, in a quarter of it").
 		checked(func() error {
-			if c.SpectatorBudget < 1<<20 {
+			if c.SpectatorBudgetBytes < 1<<20 {
 				return errors.New("must be at least 1MiB")
 			}
 			return nil
@@ -339,11 +340,11 @@ func (c *LobbyConfig) bind(b binder) {
 		checked(atLeast(&c.SignalBurst, 1))
 	// Under signaling.MinFrame some requests at their protocol maximum would
 	// no longer fit a frame.
-	b.add("max-frame", "max_frame", sizeValue{&c.MaxFrame, 0},
+	b.add("max-frame", "max_frame", sizeValue[int]{&c.MaxFrame, 0},
 		"largest lobby frame a client may send, 2KiB to 16KiB; larger closes the connection (1009). Clients learn it from welcome.maxFrame. This and the four size settings below default to the protocol's maximum and may only lower it").
 		checked(sizeBetween(&c.MaxFrame, signaling.MinFrame, protocol.MaxFrame)).
 		link("[limits](docs/protocol.md#limits)")
-	b.add("max-sdp", "max_sdp", sizeValue{&c.MaxSDP, 0},
+	b.add("max-sdp", "max_sdp", sizeValue[int]{&c.MaxSDP, 0},
 		"largest SDP offer or answer in bytes, at least 256 under -max-frame; larger is refused with invalid_argument").
 		checked(func() error {
 			if err := sizeBetween(&c.MaxSDP, 1, protocol.MaxSDP)(); err != nil {
@@ -352,16 +353,16 @@ func (c *LobbyConfig) bind(b binder) {
 			// An offer under -max-sdp must not be cut off by the frame limit.
 			if room := c.MaxFrame - signaling.SignalFrameOverhead; c.MaxSDP > room {
 				return fmt.Errorf("must leave %d bytes of -max-frame %d for the rest of the signal (at most %d)",
-					signaling.SignalFrameOverhead, int64(c.MaxFrame), int64(room))
+					signaling.SignalFrameOverhead, c.MaxFrame, room)
 			}
 			return nil
 		})
-	b.add("max-candidate", "max_candidate", sizeValue{&c.MaxCandidate, 0},
+	b.add("max-candidate", "max_candidate", sizeValue[int]{&c.MaxCandidate, 0},
 		"largest ICE candidate in bytes; larger is refused with invalid_argument").
 		checked(sizeBetween(&c.MaxCandidate, 1, protocol.MaxCandidate))
-	b.add("max-chat-length", "max_chat_length", intValue{&c.MaxChatLength, 0},
+	b.add("max-chat-length", "max_chat_length", intValue{&c.MaxChatText, 0},
 		"characters in one chat line; longer is refused with invalid_argument").
-		checked(between(&c.MaxChatLength, 1, protocol.MaxChatText))
+		checked(between(&c.MaxChatText, 1, protocol.MaxChatText))
 	b.add("max-room-name", "max_room_name", intValue{&c.MaxRoomName, 0},
 		"characters in a room name; longer is refused with invalid_argument").
 		checked(between(&c.MaxRoomName, 1, protocol.MaxRoomName))
@@ -439,7 +440,7 @@ func between(p *int, lo, hi int) func() error {
 	}
 }
 
-func sizeBetween(p *ByteSize, lo, hi ByteSize) func() error {
+func sizeBetween[T ~int | ~int64](p *T, lo, hi T) func() error {
 	return func() error {
 		if *p < lo || *p > hi {
 			return fmt.Errorf("must be between %d and %d bytes (the protocol's maximum)", int64(lo), int64(hi))

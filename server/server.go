@@ -100,37 +100,12 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if s.tls, err = newTLS(cfg.TLS, log); err != nil {
 		return nil, err
 	}
-	// The hub needs TURN for credentials and TURN needs the hub for session
-	// checks; the closure breaks the cycle (TURN exists before any request).
-	lobby := cfg.Lobby
-	hc := signaling.DefaultConfig()
-	hc.OriginPatterns = lobby.AllowedOrigins
-	hc.ICE = s.iceFor
-	hc.Grace = lobby.SeatGrace
-	hc.SpectatorsPerRoom = lobby.SpectatorsPerRoom
-	hc.SpectatorDelay = lobby.SpectatorDelay
-	hc.SpectatorBudgetBytes = int(lobby.SpectatorBudget)
-	hc.MaxConnsPerIP = lobby.MaxConnsPerIP
-	hc.JoinsPerMinute = lobby.JoinsPerMinute
-	hc.RoomsPerMinute = lobby.RoomsPerMinute
-	hc.MaxRooms = lobby.MaxRooms
-	// The burst lets a client catch up after a stall (a resume replays its
-	// queue) without tripping the limit.
-	hc.MessagesPerSecond = lobby.MessagesPerSecond
-	hc.MessageBurst = int(2 * lobby.MessagesPerSecond)
-	hc.SignalsPerSecond = lobby.SignalsPerSecond
-	hc.SignalBurst = lobby.SignalBurst
-	hc.MaxFrame = int(lobby.MaxFrame)
-	hc.MaxSDP = int(lobby.MaxSDP)
-	hc.MaxCandidate = int(lobby.MaxCandidate)
-	hc.MaxChatText = lobby.MaxChatLength
-	hc.MaxRoomName = lobby.MaxRoomName
-	hc.Logger = log
 	if cfg.Cluster.NATS != "" {
 		s.cluster = &clusterLink{} // joined once listening (joinCluster)
-		hc.Cluster = s.cluster
 	}
-	s.hub, err = signaling.NewHub(hc)
+	// The hub needs TURN for credentials and TURN needs the hub for session
+	// checks; s.iceFor breaks the cycle (TURN exists before any request).
+	s.hub, err = signaling.NewHub(s.lobbyConfig())
 	if err != nil {
 		return nil, err
 	}
@@ -260,6 +235,20 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	log.Info("listening", attrs...)
 	return s, nil
+}
+
+// lobbyConfig is the lobby section with what the server plugs in: TURN
+// credentials (iceFor), the logger and the cluster. The message burst is
+// twice the rate, as -messages-per-second says, so a client catches up after
+// a stall (a resume replays its queue) without tripping the limit.
+func (s *Server) lobbyConfig() signaling.Config {
+	c := s.cfg.Lobby
+	c.ICE, c.Logger = s.iceFor, s.log
+	c.MessageBurst = int(2 * c.MessagesPerSecond)
+	if s.cluster != nil {
+		c.Cluster = s.cluster
+	}
+	return c
 }
 
 // maxHeaderTime bounds reading a request header: a client sends it at once.

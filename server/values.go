@@ -130,16 +130,17 @@ func (v intValue) String() string {
 	return strconv.Itoa(*v.p)
 }
 
-// sizeValue is a ByteSize, or, if special is Auto or Off, that word.
-type sizeValue struct {
-	p       *ByteSize
+// sizeValue is a byte count (as ByteSize reads and prints it), or, if
+// special is Auto or Off, that word.
+type sizeValue[T ~int | ~int64] struct {
+	p       *T
 	special int64
 }
 
-func (v sizeValue) Set(s string) error {
+func (v sizeValue[T]) Set(s string) error {
 	s = strings.TrimSpace(s)
 	if parseSpecial(s, v.special) {
-		*v.p = ByteSize(v.special)
+		*v.p = T(v.special)
 		return nil
 	}
 	b, err := parseByteSize(s)
@@ -149,18 +150,21 @@ func (v sizeValue) Set(s string) error {
 		}
 		return err
 	}
-	*v.p = b
+	if int64(T(b)) != int64(b) {
+		return fmt.Errorf("%q: too large", s)
+	}
+	*v.p = T(b)
 	return nil
 }
 
-func (v sizeValue) String() string {
+func (v sizeValue[T]) String() string {
 	switch {
 	case v.p == nil:
 		return ""
 	case v.special != 0 && specialWord(int64(*v.p)) != "":
 		return specialWord(int64(*v.p)) // the other sentinel too, for the error refusing it
 	}
-	return v.p.String()
+	return ByteSize(*v.p).String()
 }
 
 type floatValue struct{ p *float64 }
