@@ -136,7 +136,7 @@ func location(w cluster.Where, n cluster.Node) signaling.Location {
 // make its URLs) and before HTTP serves.
 func (s *Server) joinCluster(ctx context.Context, scheme string) error {
 	cc := s.cfg.Cluster
-	host := s.cfg.TURN.PublicHost
+	host := s.cfg.ICE.PublicHost
 	if host == "" {
 		host = s.cfg.TURN.PublicIP.String()
 	}

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -28,8 +29,16 @@ type Config struct {
 	TLS  TLSConfig
 	// Lobby is the hub's own config, its limits bound to the lobby
 	// options; New plugs in what the server provides (lobbyConfig).
-	Lobby   signaling.Config
-	TURN    TURNConfig
+	Lobby signaling.Config
+	// TURN is the embedded TURN server's own config, its limits bound to
+	// the turn options. In it Auto (MaxAllocations, MaxTCPConns,
+	// BandwidthBurst) is derived at start, TLSAddr is used only with TLS on
+	// ("off": none), and an empty Secret is made up; New derives these and
+	// plugs in what the server provides (turnConfig).
+	TURN turn.Config
+	// ICE is the TURN URLs clients are handed; its options are in the turn
+	// section.
+	ICE     ICEConfig
 	Log     LogConfig
 	Debug   DebugConfig
 	Metrics MetricsConfig
@@ -38,18 +47,13 @@ type Config struct {
 	ShutdownGrace time.Duration
 }
 
-// Auto and Off are the two values a number may take besides a count. They
-// are negative so that no count or size collides with them, and distinct so
-// a field refuses the one it does not take; 0 is never either. Flags,
-// variables and the YAML file spell them "auto" and "off" (and take the 0
-// that meant them before they existed, see option.legacyZero).
-const (
-	// Auto, in a cap that is derived at start when not set (from the
-	// open-file limit, or from another setting), derives it.
-	Auto = -1
-	// Off, in a limit that may be turned off, turns it off.
-	Off = -2
-)
+// Auto, in a cap that is derived at start when not set (from the open-file
+// limit, or from another setting), derives it. It is negative so that no
+// count or size collides with it, and 0 is not it. Flags, variables and the
+// YAML file spell it "auto" (and take the 0 that meant it before it
+// existed, see parseSpecial). The one limit that may be turned off,
+// TURN.MaxBandwidth, is off at turn.NoBandwidthLimit, spelled "off".
+const Auto = -1
 
 // HTTPConfig is the HTTP listener: the lobby page, share links, /healthz,
 // /api/v1 and the lobby WebSocket.
@@ -70,7 +74,7 @@ type HTTPConfig struct {
 
 // TLSConfig is HTTPS (and so WSS) on the HTTP listener, a plain-HTTP
 // listener that redirects to it, and the certificate TURN over TLS serves
-// (TURNConfig.TLSAddr). TLS is on when a certificate is configured: files
+// (Config.TURN.TLSAddr). TLS is on when a certificate is configured: files
 // (CertFile and KeyFile) or ACME (ACMEDomains); off, none of the rest
 // applies. See tls.go.
 type TLSConfig struct {
@@ -97,50 +101,9 @@ type TLSConfig struct {
 	RedirectAddr string
 }
 
-// TURNConfig is the embedded TURN server, mapped onto turn.Config.
-type TURNConfig struct {
-	UDPAddr    string
-	TCPAddr    string     // for networks that block UDP; port 0: the UDP port
-	PublicIP   netip.Addr // relay address handed to clients
-	PublicHost string     // host name in TURN URLs; empty: the host the client used
-	// Secret is the HMAC key for TURN credentials; empty: New makes up a
-	// random one (credentials then do not survive a restart).
-	Secret        string
-	CredentialTTL time.Duration // lifetime of issued credentials
-
-	// Caps against one client exhausting the server: allocations per lobby
-	// session, per client IP (/64 for IPv6) and in total (Auto: half of the
-	// open-file limit after a reserve), the lifetime an allocation is
-	// granted, and channels bound per allocation.
-	MaxAllocationsPerSession int
-	MaxAllocationsPerIP      int
-	MaxAllocations           int
-	MaxLifetime              time.Duration
-	MaxChannels              int
-
-	// MaxBandwidth is the relayed bytes per second one allocation may send
-	// (Off: unlimited); BandwidthBurst the bytes it may send at once above
-	// that (Auto: a quarter second at MaxBandwidth).
-	MaxBandwidth   ByteSize
-	BandwidthBurst ByteSize
-
-	// TURN over TCP: open connections in total (Auto: a quarter of the
-	// open-file limit after a reserve) and per client IP, and how long one
-	// may stay open without an allocation.
-	TCPMaxConns        int
-	TCPConnsPerIP      int
-	TCPAllocateTimeout time.Duration
-
-	// GSO lets the relay send a batch's packets for one client as one
-	// segmented message (Linux UDP GSO), where the kernel and device take
-	// it; off is for a network path that mishandles it.
-	GSO bool
-
-	// TLSAddr is TURN over TLS ("turns:" URLs), with the TLS section's
-	// certificate, for networks that let only TLS out; used only with TLS
-	// on; "off" (or empty) is off. Its connections count against the TCP
-	// caps above.
-	TLSAddr string
+// ICEConfig is what clients are told about TURN: the URLs iceFor hands out.
+type ICEConfig struct {
+	PublicHost string // host name in TURN URLs; empty: the host the client used
 	// Offer lists the transports whose TURN URLs clients get (udp, tcp,
 	// tls), of those listening, always in that order.
 	Offer []string
@@ -164,6 +127,10 @@ type DebugConfig struct {
 // once; what is derived at start is Auto.
 func DefaultConfig() Config {
 	lobby, relay := signaling.DefaultConfig(), turn.DefaultConfig()
+	relay.UDPAddr, relay.TCPAddr, relay.TLSAddr = ":3478", ":3478", ":5349"
+	relay.PublicIP = net.IPv4(127, 0, 0, 1).To4()
+	// Derived at start from the open-file limit and the rate (turnConfig).
+	relay.MaxAllocations, relay.MaxTCPConns, relay.BandwidthBurst = Auto, Auto, Auto
 	return Config{
 		HTTP: HTTPConfig{
 			Addr:         ":8080",
@@ -173,42 +140,26 @@ func DefaultConfig() Config {
 			IdleTimeout:  time.Minute,
 		},
 		// TLS is off until a certificate is configured.
-		TLS:   TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
-		Lobby: lobby,
-		TURN: TURNConfig{
-			UDPAddr:                  ":3478",
-			TCPAddr:                  ":3478",
-			PublicIP:                 netip.MustParseAddr("127.0.0.1"),
-			CredentialTTL:            relay.CredentialTTL,
-			MaxAllocationsPerSession: relay.MaxAllocationsPerSession,
-			MaxAllocationsPerIP:      relay.MaxAllocationsPerIP,
-			MaxAllocations:           Auto,
-			MaxLifetime:              relay.MaxAllocationLifetime,
-			MaxChannels:              relay.MaxChannelsPerAllocation,
-			MaxBandwidth:             ByteSize(relay.MaxBandwidth),
-			BandwidthBurst:           Auto,
-			TCPMaxConns:              Auto,
-			TCPConnsPerIP:            relay.MaxTCPConnsPerIP,
-			TCPAllocateTimeout:       relay.TCPAllocateTimeout,
-			GSO:                      true,
-			TLSAddr:                  ":5349",
-			Offer:                    slices.Clone(turnTransports),
-		},
+		TLS:           TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
+		Lobby:         lobby,
+		TURN:          relay,
+		ICE:           ICEConfig{Offer: slices.Clone(turnTransports)},
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
 		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
 		ShutdownGrace: 10 * time.Second,
 	}
 }
 
-// turnBandwidth maps the TURN section's rate and burst onto turn.Config's.
-func (c TURNConfig) turnBandwidth() (rate, burst int64) {
-	if c.MaxBandwidth == Off {
-		return turn.NoBandwidthLimit, 0
+// bandwidthBurst is TURN's burst with Auto derived: a quarter second at
+// the rate (turn.DefaultBandwidthBurst); none without a limit.
+func bandwidthBurst(c turn.Config) int64 {
+	switch {
+	case c.MaxBandwidth == turn.NoBandwidthLimit:
+		return 0
+	case c.BandwidthBurst == Auto:
+		return turn.DefaultBandwidthBurst(c.MaxBandwidth)
 	}
-	if c.BandwidthBurst == Auto {
-		return int64(c.MaxBandwidth), turn.DefaultBandwidthBurst(int64(c.MaxBandwidth))
-	}
-	return int64(c.MaxBandwidth), int64(c.BandwidthBurst)
+	return c.BandwidthBurst
 }
 
 // ByteSize is a byte count. As text (flags, variables, YAML) it is a whole

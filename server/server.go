@@ -77,10 +77,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	if err := cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.TURN.Secret == "" {
+	if len(cfg.TURN.Secret) == 0 {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
-		cfg.TURN.Secret = base64.RawStdEncoding.EncodeToString(b[:])
+		cfg.TURN.Secret = []byte(base64.RawStdEncoding.EncodeToString(b[:]))
 		log.Warn("no TURN secret configured: generated a random one; TURN credentials will not survive a restart",
 			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
 	}
@@ -110,34 +110,13 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 		return nil, err
 	}
 	files := newFileBudget(log)
-	httpConns, turnTCPConns := orAuto(cfg.HTTP.MaxConns, files.httpConns), orAuto(cfg.TURN.TCPMaxConns, files.turnTCP)
-	allocations := orAuto(cfg.TURN.MaxAllocations, files.allocations)                              // one relay socket each
-	if files.limit > 0 && uint64(httpConns+turnTCPConns+allocations+files.reserve) > files.limit { //nolint:gosec // positive
+	tc := s.turnConfig(files)
+	httpConns := orAuto(cfg.HTTP.MaxConns, files.httpConns)
+	if files.limit > 0 && uint64(httpConns+tc.MaxTCPConns+tc.MaxAllocations+files.reserve) > files.limit { //nolint:gosec // positive
 		log.Warn("connection caps exceed the open-file limit: a flood can exhaust it; lower -max-http-conns, -turn-tcp-max-conns or -turn-max-allocations-total, or raise the limit",
-			"component", "server", "http_conns", httpConns, "turn_tcp_conns", turnTCPConns, "allocations", allocations,
+			"component", "server", "http_conns", httpConns, "turn_tcp_conns", tc.MaxTCPConns, "allocations", tc.MaxAllocations,
 			"file_limit", files.limit)
 	}
-	relay := cfg.TURN
-	tc := turn.DefaultConfig()
-	tc.Secret = []byte(relay.Secret)
-	tc.PublicIP = net.IP(relay.PublicIP.AsSlice())
-	tc.UDPAddr, tc.TCPAddr = relay.UDPAddr, relay.TCPAddr
-	if s.tls != nil {
-		tc.TLSAddr, tc.TLS = relay.tlsAddr(cfg.TLS), s.tls.turnConfig()
-	}
-	tc.CredentialTTL = relay.CredentialTTL
-	tc.MaxAllocationsPerSession = relay.MaxAllocationsPerSession
-	tc.MaxAllocationsPerIP = relay.MaxAllocationsPerIP
-	tc.MaxAllocations = allocations
-	tc.MaxAllocationLifetime = relay.MaxLifetime
-	tc.MaxChannelsPerAllocation = relay.MaxChannels
-	tc.MaxBandwidth, tc.BandwidthBurst = relay.turnBandwidth()
-	tc.TCPAllocateTimeout = relay.TCPAllocateTimeout
-	tc.MaxTCPConns = turnTCPConns
-	tc.MaxTCPConnsPerIP = relay.TCPConnsPerIP
-	tc.DisableUDPGSO = !relay.GSO
-	tc.Sessions = s.hub
-	tc.Logger = log
 	s.turn, err = turn.New(ctx, tc)
 	if err != nil {
 		return nil, fmt.Errorf("server: %w", err)
@@ -251,6 +230,23 @@ func (s *Server) lobbyConfig() signaling.Config {
 	return c
 }
 
+// turnConfig is the TURN section with what the server derives and plugs
+// in: the caps left Auto (from the open-file budget; an allocation is a
+// relay socket), the burst, TURN over TLS (with the TLS section's
+// certificate, if TLS is on), the lobby's session checks and the logger.
+func (s *Server) turnConfig(files fileBudget) turn.Config {
+	c := s.cfg.TURN
+	c.MaxAllocations = orAuto(c.MaxAllocations, files.allocations)
+	c.MaxTCPConns = orAuto(c.MaxTCPConns, files.turnTCP)
+	c.BandwidthBurst = bandwidthBurst(c)
+	c.TLSAddr = s.cfg.turnTLSAddr()
+	if s.tls != nil {
+		c.TLS = s.tls.turnConfig()
+	}
+	c.Sessions, c.Logger = s.hub, s.log
+	return c
+}
+
 // maxHeaderTime bounds reading a request header: a client sends it at once.
 const maxHeaderTime = 10 * time.Second
 
@@ -283,7 +279,7 @@ func (s *Server) Hub() *signaling.Hub { return s.hub }
 
 // iceFor issues a session's TURN credentials and the URLs to use them on.
 func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
-	host := s.cfg.TURN.PublicHost
+	host := s.cfg.ICE.PublicHost
 	if host == "" {
 		host = hostOnly(requestHost)
 	}
@@ -308,7 +304,7 @@ func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
 func (s *Server) turnURLs(host string) []string {
 	urls := make([]string, 0, len(turnTransports))
 	for _, t := range turnTransports {
-		if !slices.Contains(s.cfg.TURN.Offer, t) {
+		if !slices.Contains(s.cfg.ICE.Offer, t) {
 			continue
 		}
 		switch a := s.turnAddr(t); {

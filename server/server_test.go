@@ -253,12 +253,12 @@ func TestConfigLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTP.Addr != "127.0.0.1:9001" || cfg.Log.Level != slog.LevelDebug || cfg.TURN.Secret != "env-secret-at-least-16" {
+	if cfg.HTTP.Addr != "127.0.0.1:9001" || cfg.Log.Level != slog.LevelDebug || string(cfg.TURN.Secret) != "env-secret-at-least-16" {
 		t.Fatalf("layering wrong: %+v", cfg)
 	}
 	cfg, err = LoadConfig(nil, func(string) string { return "" }, io.Discard)
 	// No secret given: New makes one up (TestGeneratedSecret).
-	if err != nil || cfg.TURN.Secret != "" || cfg.HTTP.Addr != ":8080" || cfg.TURN.UDPAddr != ":3478" {
+	if err != nil || len(cfg.TURN.Secret) != 0 || cfg.HTTP.Addr != ":8080" || cfg.TURN.UDPAddr != ":3478" {
 		t.Fatalf("defaults: %+v %v", cfg, err)
 	}
 	for _, bad := range [][]string{
