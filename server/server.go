@@ -73,8 +73,8 @@ type Addrs struct {
 
 // New builds the whole graph and starts listening. Components are built in
 // dependency order by hand so the wiring reads top to bottom.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
-	if err := cfg.validate(); err != nil {
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
+	if err = cfg.validate(); err != nil {
 		return nil, err
 	}
 	if len(cfg.TURN.Secret) == 0 {
@@ -94,7 +94,14 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 			"component", "server", "public_ip", cfg.TURN.PublicIP, "hint", "set -public-ip to this host's public address")
 	}
 
-	var err error
+	// What New opens is closed here, newest first, if a later step fails;
+	// once New returns the server, Shutdown closes it instead.
+	var undo cleanups
+	defer func() {
+		if err != nil {
+			undo.run()
+		}
+	}()
 	// First: a bad certificate file is the operator's to fix before
 	// anything listens.
 	if s.tls, err = newTLS(cfg.TLS, log); err != nil {
@@ -105,8 +112,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	}
 	// The hub needs TURN for credentials and TURN needs the hub for session
 	// checks; s.iceFor breaks the cycle (TURN exists before any request).
-	s.hub, err = signaling.NewHub(s.lobbyConfig())
-	if err != nil {
+	if s.hub, err = signaling.NewHub(s.lobbyConfig()); err != nil {
 		return nil, err
 	}
 	files := newFileBudget(log)
@@ -117,59 +123,50 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 			"component", "server", "http_conns", httpConns, "turn_tcp_conns", tc.MaxTCPConns, "allocations", tc.MaxAllocations,
 			"file_limit", files.limit)
 	}
-	s.turn, err = turn.New(ctx, tc)
-	if err != nil {
+	if s.turn, err = turn.New(ctx, tc); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	undo.add(func() { _ = s.turn.Close() })
 
 	if cfg.Debug.Addr != "" {
 		if s.debug, err = startDebug(ctx, cfg.Debug.Addr, log); err != nil {
-			_ = s.turn.Close()
 			return nil, err
 		}
+		undo.add(func() { _ = s.debug.close() })
 	}
 	var lc net.ListenConfig
-	s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTP.Addr)
-	if err != nil {
-		_ = s.debug.close()
-		_ = s.turn.Close()
+	if s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTP.Addr); err != nil {
 		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTP.Addr, err)
 	}
+	undo.add(func() { _ = s.ln.Close() })
 	if s.tls != nil {
 		if addr := cfg.TLS.redirectAddr(cfg.HTTP.Addr); addr != "" {
 			h := s.tls.redirectHandler(s.ln.Addr().(*net.TCPAddr).Port) //nolint:forcetypeassert // a TCP listener
 			if s.redirect, err = startRedirect(ctx, addr, h, cfg.HTTP.TrustedProxies, log); err != nil {
-				_ = s.ln.Close()
-				_ = s.debug.close()
-				_ = s.turn.Close()
 				return nil, err
 			}
+			undo.add(func() { _ = s.redirect.shutdown(context.WithoutCancel(ctx)) })
 		}
 	}
 	s.conns = newConnLimiter(s.ln, connCaps{listener: "http", max: httpConns,
 		perAddr: addrShare(httpConns, cfg.Lobby.MaxConnsPerIP+pageConns), exempt: cfg.HTTP.TrustedProxies}, log)
 	// After conns, which the metrics read.
 	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
-		_ = s.ln.Close()
-		_ = s.redirect.shutdown(context.WithoutCancel(ctx))
-		_ = s.debug.close()
-		_ = s.turn.Close()
 		return nil, err
 	}
+	undo.add(func() { _ = s.metrics.Close() })
 	scheme := "http"
 	if s.tls != nil {
 		scheme = "https"
 	}
 	if s.cluster != nil {
-		if err := s.joinCluster(ctx, scheme); err != nil {
+		// Joining may fail after the node exists (its Start).
+		undo.add(func() {
 			if cl := s.clusterNode(); cl != nil {
 				cl.Kill()
 			}
-			_ = s.metrics.Close()
-			_ = s.ln.Close()
-			_ = s.redirect.shutdown(context.WithoutCancel(ctx))
-			_ = s.debug.close()
-			_ = s.turn.Close()
+		})
+		if err = s.joinCluster(ctx, scheme); err != nil {
 			return nil, err
 		}
 	}
@@ -245,6 +242,17 @@ func (s *Server) turnConfig(files fileBudget) turn.Config {
 	}
 	c.Sessions, c.Logger = s.hub, s.log
 	return c
+}
+
+// cleanups are closes to run newest first.
+type cleanups []func()
+
+func (c *cleanups) add(f func()) { *c = append(*c, f) }
+
+func (c cleanups) run() {
+	for _, f := range slices.Backward(c) {
+		f()
+	}
 }
 
 // maxHeaderTime bounds reading a request header: a client sends it at once.
