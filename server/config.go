@@ -22,13 +22,17 @@ import (
 // Config is everything an operator can set, one section per part of the
 // server. Start from DefaultConfig (which works on localhost), change what
 // you need and pass it to New or Run; LoadConfig does the same from flags,
-// HOSTRELAY_* variables and a YAML file. A new section is a struct here, a
-// field below, its line in DefaultConfig and its bind method (options.go).
+// HOSTRELAY_* variables and a YAML file. A new lobby or TURN limit is a
+// field of signaling.Config or turn.Config, its default in that package's
+// DefaultConfig and its option line (bindLobby, bindTURN in options.go); a
+// new server section is a struct here, a field below, its line in
+// DefaultConfig and its bind method.
 type Config struct {
 	HTTP HTTPConfig
 	TLS  TLSConfig
 	// Lobby is the hub's own config, its limits bound to the lobby
-	// options; New plugs in what the server provides (lobbyConfig).
+	// options; New plugs in what the server provides and sets MessageBurst
+	// to twice MessagesPerSecond (lobbyConfig).
 	Lobby signaling.Config
 	// TURN is the embedded TURN server's own config, its limits bound to
 	// the turn options. In it Auto (MaxAllocations, MaxTCPConns,
