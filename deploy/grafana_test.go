@@ -88,7 +88,7 @@ func servedMetrics(t *testing.T) []string {
 	t.Helper()
 	cfg := server.DefaultConfig()
 	cfg.HTTP.Addr, cfg.TURN.UDPAddr, cfg.TURN.TCPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.TURN.Secret = "0123456789abcdef0123456789abcdef"
+	cfg.TURN.Secret = []byte("0123456789abcdef0123456789abcdef")
 	cfg.Metrics.Addr = "127.0.0.1:0"
 	s, err := server.New(t.Context(), cfg, slog.New(slog.DiscardHandler))
 	if err != nil {

@@ -100,7 +100,7 @@ func newCluster(cc ClusterConfig, log *slog.Logger) (*cluster.Cluster, error) {
 // make its URLs) and before HTTP serves; it returns the node's base URL.
 func (s *Server) joinCluster(ctx context.Context, scheme string) (string, error) {
 	cc := s.cfg.Cluster
-	host := s.cfg.TURN.PublicHost
+	host := s.cfg.ICE.PublicHost
 	if host == "" {
 		host = s.cfg.TURN.PublicIP.String()
 	}

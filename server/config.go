@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net"
 	"net/netip"
 	"slices"
 	"strconv"
@@ -21,13 +22,27 @@ import (
 // Config is everything an operator can set, one section per part of the
 // server. Start from DefaultConfig (which works on localhost), change what
 // you need and pass it to New or Run; LoadConfig does the same from flags,
-// HOSTRELAY_* variables and a YAML file. A new section is a struct here, a
-// field below, its line in DefaultConfig and its bind method (options.go).
+// HOSTRELAY_* variables and a YAML file. A new lobby or TURN limit is a
+// field of signaling.Config or turn.Config, its default in that package's
+// DefaultConfig and its option line (bindLobby, bindTURN in options.go); a
+// new server section is a struct here, a field below, its line in
+// DefaultConfig and its bind method.
 type Config struct {
-	HTTP    HTTPConfig
-	TLS     TLSConfig
-	Lobby   LobbyConfig
-	TURN    TURNConfig
+	HTTP HTTPConfig
+	TLS  TLSConfig
+	// Lobby is the hub's own config, its limits bound to the lobby
+	// options; New plugs in what the server provides and sets MessageBurst
+	// to twice MessagesPerSecond (lobbyConfig).
+	Lobby signaling.Config
+	// TURN is the embedded TURN server's own config, its limits bound to
+	// the turn options. In it Auto (MaxAllocations, MaxTCPConns,
+	// BandwidthBurst) is derived at start, TLSAddr is used only with TLS on
+	// ("off": none), and an empty Secret is made up; New derives these and
+	// plugs in what the server provides (turnConfig).
+	TURN turn.Config
+	// ICE is the TURN URLs clients are handed; its options are in the turn
+	// section.
+	ICE     ICEConfig
 	Log     LogConfig
 	Debug   DebugConfig
 	Metrics MetricsConfig
@@ -36,18 +51,13 @@ type Config struct {
 	ShutdownGrace time.Duration
 }
 
-// Auto and Off are the two values a number may take besides a count. They
-// are negative so that no count or size collides with them, and distinct so
-// a field refuses the one it does not take; 0 is never either. Flags,
-// variables and the YAML file spell them "auto" and "off" (and take the 0
-// that meant them before they existed, see option.legacyZero).
-const (
-	// Auto, in a cap that is derived at start when not set (from the
-	// open-file limit, or from another setting), derives it.
-	Auto = -1
-	// Off, in a limit that may be turned off, turns it off.
-	Off = -2
-)
+// Auto, in a cap that is derived at start when not set (from the open-file
+// limit, or from another setting), derives it. It is negative so that no
+// count or size collides with it, and 0 is not it. Flags, variables and the
+// YAML file spell it "auto" (and take the 0 that meant it before it
+// existed, see parseSpecial). The one limit that may be turned off,
+// TURN.MaxBandwidth, is off at turn.NoBandwidthLimit, spelled "off".
+const Auto = -1
 
 // HTTPConfig is the HTTP listener: the lobby page, share links, /healthz,
 // /api/v1 and the lobby WebSocket.
@@ -68,7 +78,7 @@ type HTTPConfig struct {
 
 // TLSConfig is HTTPS (and so WSS) on the HTTP listener, a plain-HTTP
 // listener that redirects to it, and the certificate TURN over TLS serves
-// (TURNConfig.TLSAddr). TLS is on when a certificate is configured: files
+// (Config.TURN.TLSAddr). TLS is on when a certificate is configured: files
 // (CertFile and KeyFile) or ACME (ACMEDomains); off, none of the rest
 // applies. See tls.go.
 type TLSConfig struct {
@@ -95,79 +105,9 @@ type TLSConfig struct {
 	RedirectAddr string
 }
 
-// LobbyConfig is the lobby's limits per client and per server, mapped onto
-// signaling.Config (see docs/protocol.md#limits).
-type LobbyConfig struct {
-	AllowedOrigins []string      // extra browser origins allowed on /ws (host patterns)
-	SeatGrace      time.Duration // how long a dropped player's seat is held; 0: not held
-	// Spectators beyond a room's seats, and how long the server holds
-	// each spectator frame before they see it.
-	SpectatorsPerRoom int
-	SpectatorDelay    time.Duration
-	// SpectatorBudget bounds the spectator frames every room holds
-	// together (the delay and what joiners are sent).
-	SpectatorBudget   ByteSize
-	MaxConnsPerIP     int
-	JoinsPerMinute    int
-	RoomsPerMinute    int     // rooms one session may create per minute
-	MessagesPerSecond float64 // lobby messages per session (bursts of twice that)
-	MaxRooms          int     // rooms on this server
-	SignalsPerSecond  float64 // SDP/candidate relays per session
-	SignalBurst       int
-
-	// Sizes, each at most the protocol's limit (the default): a server may
-	// be stricter than the protocol, never looser.
-	MaxFrame      ByteSize // one incoming lobby frame
-	MaxSDP        ByteSize // one offer or answer
-	MaxCandidate  ByteSize // one ICE candidate
-	MaxChatLength int      // characters of a chat line
-	MaxRoomName   int      // characters of a room name
-}
-
-// TURNConfig is the embedded TURN server, mapped onto turn.Config.
-type TURNConfig struct {
-	UDPAddr    string
-	TCPAddr    string     // for networks that block UDP; port 0: the UDP port
-	PublicIP   netip.Addr // relay address handed to clients
-	PublicHost string     // host name in TURN URLs; empty: the host the client used
-	// Secret is the HMAC key for TURN credentials; empty: New makes up a
-	// random one (credentials then do not survive a restart).
-	Secret        string
-	CredentialTTL time.Duration // lifetime of issued credentials
-
-	// Caps against one client exhausting the server: allocations per lobby
-	// session, per client IP (/64 for IPv6) and in total (Auto: half of the
-	// open-file limit after a reserve), the lifetime an allocation is
-	// granted, and channels bound per allocation.
-	MaxAllocationsPerSession int
-	MaxAllocationsPerIP      int
-	MaxAllocations           int
-	MaxLifetime              time.Duration
-	MaxChannels              int
-
-	// MaxBandwidth is the relayed bytes per second one allocation may send
-	// (Off: unlimited); BandwidthBurst the bytes it may send at once above
-	// that (Auto: a quarter second at MaxBandwidth).
-	MaxBandwidth   ByteSize
-	BandwidthBurst ByteSize
-
-	// TURN over TCP: open connections in total (Auto: a quarter of the
-	// open-file limit after a reserve) and per client IP, and how long one
-	// may stay open without an allocation.
-	TCPMaxConns        int
-	TCPConnsPerIP      int
-	TCPAllocateTimeout time.Duration
-
-	// GSO lets the relay send a batch's packets for one client as one
-	// segmented message (Linux UDP GSO), where the kernel and device take
-	// it; off is for a network path that mishandles it.
-	GSO bool
-
-	// TLSAddr is TURN over TLS ("turns:" URLs), with the TLS section's
-	// certificate, for networks that let only TLS out; used only with TLS
-	// on; "off" (or empty) is off. Its connections count against the TCP
-	// caps above.
-	TLSAddr string
+// ICEConfig is what clients are told about TURN: the URLs iceFor hands out.
+type ICEConfig struct {
+	PublicHost string // host name in TURN URLs; empty: the host the client used
 	// Offer lists the transports whose TURN URLs clients get (udp, tcp,
 	// tls), of those listening, always in that order.
 	Offer []string
@@ -191,6 +131,10 @@ type DebugConfig struct {
 // once; what is derived at start is Auto.
 func DefaultConfig() Config {
 	lobby, relay := signaling.DefaultConfig(), turn.DefaultConfig()
+	relay.UDPAddr, relay.TCPAddr, relay.TLSAddr = ":3478", ":3478", ":5349"
+	relay.PublicIP = net.IPv4(127, 0, 0, 1).To4()
+	// Derived at start from the open-file limit and the rate (turnConfig).
+	relay.MaxAllocations, relay.MaxTCPConns, relay.BandwidthBurst = Auto, Auto, Auto
 	return Config{
 		HTTP: HTTPConfig{
 			Addr:         ":8080",
@@ -200,59 +144,26 @@ func DefaultConfig() Config {
 			IdleTimeout:  time.Minute,
 		},
 		// TLS is off until a certificate is configured.
-		TLS: TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
-		Lobby: LobbyConfig{
-			SeatGrace:         lobby.Grace,
-			SpectatorsPerRoom: lobby.SpectatorsPerRoom,
-			SpectatorDelay:    lobby.SpectatorDelay,
-			SpectatorBudget:   ByteSize(lobby.SpectatorBudgetBytes),
-			MaxConnsPerIP:     lobby.MaxConnsPerIP,
-			JoinsPerMinute:    lobby.JoinsPerMinute,
-			RoomsPerMinute:    lobby.RoomsPerMinute,
-			MessagesPerSecond: lobby.MessagesPerSecond,
-			MaxRooms:          lobby.MaxRooms,
-			SignalsPerSecond:  lobby.SignalsPerSecond,
-			SignalBurst:       lobby.SignalBurst,
-			MaxFrame:          ByteSize(lobby.MaxFrame),
-			MaxSDP:            ByteSize(lobby.MaxSDP),
-			MaxCandidate:      ByteSize(lobby.MaxCandidate),
-			MaxChatLength:     lobby.MaxChatText,
-			MaxRoomName:       lobby.MaxRoomName,
-		},
-		TURN: TURNConfig{
-			UDPAddr:                  ":3478",
-			TCPAddr:                  ":3478",
-			PublicIP:                 netip.MustParseAddr("127.0.0.1"),
-			CredentialTTL:            relay.CredentialTTL,
-			MaxAllocationsPerSession: relay.MaxAllocationsPerSession,
-			MaxAllocationsPerIP:      relay.MaxAllocationsPerIP,
-			MaxAllocations:           Auto,
-			MaxLifetime:              relay.MaxAllocationLifetime,
-			MaxChannels:              relay.MaxChannelsPerAllocation,
-			MaxBandwidth:             ByteSize(relay.MaxBandwidth),
-			BandwidthBurst:           Auto,
-			TCPMaxConns:              Auto,
-			TCPConnsPerIP:            relay.MaxTCPConnsPerIP,
-			TCPAllocateTimeout:       relay.TCPAllocateTimeout,
-			GSO:                      true,
-			TLSAddr:                  ":5349",
-			Offer:                    slices.Clone(turnTransports),
-		},
+		TLS:           TLSConfig{ACMECache: "acme-cache", RedirectAddr: "auto"},
+		Lobby:         lobby,
+		TURN:          relay,
+		ICE:           ICEConfig{Offer: slices.Clone(turnTransports)},
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
 		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
 		ShutdownGrace: 10 * time.Second,
 	}
 }
 
-// turnBandwidth maps the TURN section's rate and burst onto turn.Config's.
-func (c TURNConfig) turnBandwidth() (rate, burst int64) {
-	if c.MaxBandwidth == Off {
-		return turn.NoBandwidthLimit, 0
+// bandwidthBurst is TURN's burst with Auto derived: a quarter second at
+// the rate (turn.DefaultBandwidthBurst); none without a limit.
+func bandwidthBurst(c turn.Config) int64 {
+	switch {
+	case c.MaxBandwidth == turn.NoBandwidthLimit:
+		return 0
+	case c.BandwidthBurst == Auto:
+		return turn.DefaultBandwidthBurst(c.MaxBandwidth)
 	}
-	if c.BandwidthBurst == Auto {
-		return int64(c.MaxBandwidth), turn.DefaultBandwidthBurst(int64(c.MaxBandwidth))
-	}
-	return int64(c.MaxBandwidth), int64(c.BandwidthBurst)
+	return c.BandwidthBurst
 }
 
 // ByteSize is a byte count. As text (flags, variables, YAML) it is a whole

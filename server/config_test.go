@@ -32,7 +32,7 @@ func TestConfigTURNBandwidth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if rate, burst := cfg.TURN.turnBandwidth(); rate != turn.DefaultMaxBandwidth || burst != turn.DefaultMaxBandwidth/4 {
+	if rate, burst := cfg.TURN.MaxBandwidth, bandwidthBurst(cfg.TURN); rate != turn.DefaultMaxBandwidth || burst != turn.DefaultMaxBandwidth/4 {
 		t.Fatalf("default: %d B/s burst %d, want %d and turn's default burst", rate, burst, turn.DefaultMaxBandwidth)
 	}
 
@@ -59,7 +59,7 @@ func TestConfigTURNBandwidth(t *testing.T) {
 			t.Errorf("%v %v: %v", tc.args, tc.env, err)
 			continue
 		}
-		if rate, burst := cfg.TURN.turnBandwidth(); rate != tc.rate || burst != tc.burst {
+		if rate, burst := cfg.TURN.MaxBandwidth, bandwidthBurst(cfg.TURN); rate != tc.rate || burst != tc.burst {
 			t.Errorf("%v %v: %d B/s burst %d, want %d burst %d", tc.args, tc.env, rate, burst, tc.rate, tc.burst)
 		}
 	}
@@ -120,10 +120,10 @@ lobby:
 		t.Fatal(err)
 	}
 	def := DefaultConfig()
-	if cfg.TURN.CredentialTTL != 2*time.Hour || cfg.Lobby.MaxRooms != 12 || cfg.Lobby.SeatGrace != 5*time.Second ||
+	if cfg.TURN.CredentialTTL != 2*time.Hour || cfg.Lobby.MaxRooms != 12 || cfg.Lobby.Grace != 5*time.Second ||
 		cfg.Lobby.JoinsPerMinute != def.Lobby.JoinsPerMinute {
 		t.Fatalf("ttl %v (want the file's 2h), rooms %d (the environment's 12), grace %v (the flag's 5s), joins %d (the default %d)",
-			cfg.TURN.CredentialTTL, cfg.Lobby.MaxRooms, cfg.Lobby.SeatGrace, cfg.Lobby.JoinsPerMinute, def.Lobby.JoinsPerMinute)
+			cfg.TURN.CredentialTTL, cfg.Lobby.MaxRooms, cfg.Lobby.Grace, cfg.Lobby.JoinsPerMinute, def.Lobby.JoinsPerMinute)
 	}
 
 	// -config names another file than the environment: the flag's is read,
@@ -162,7 +162,7 @@ func TestConfigSentinels(t *testing.T) {
 		{flag: "turn-max-allocations-total", key: "turn.max_allocations", word: "auto", lowest: "2", under: "1", otherWord: "off", sentinelVal: Auto},
 		{flag: "turn-tcp-max-conns", key: "turn.tcp_max_conns", word: "auto", lowest: "1", under: "-1", otherWord: "off", sentinelVal: Auto},
 		{flag: "turn-max-bandwidth", key: "turn.max_bandwidth", word: "off", lowest: "16KiB", under: "16383",
-			highest: "1TiB", over: "1099511627777", otherWord: "auto", sentinelVal: Off},
+			highest: "1TiB", over: "1099511627777", otherWord: "auto", sentinelVal: turn.NoBandwidthLimit},
 		{flag: "turn-bandwidth-burst", key: "turn.bandwidth_burst", word: "auto", lowest: "1600", under: "1599",
 			highest: "1GiB", over: "1073741825", otherWord: "off", sentinelVal: Auto},
 	} {
@@ -210,16 +210,16 @@ func TestConfigSentinels(t *testing.T) {
 		})
 	}
 
-	// In Go, 0 is neither auto nor off, and each field takes only its own
-	// sentinel.
+	// In Go, 0 is neither auto nor off, and a negative number that is not
+	// the field's sentinel is refused.
 	for name, set := range map[string]func(*Config){
-		"-max-http-conns (http.max_conns) 0":                     func(c *Config) { c.HTTP.MaxConns = 0 },
-		"-turn-max-allocations-total (turn.max_allocations) off": func(c *Config) { c.TURN.MaxAllocations = Off },
-		"-turn-tcp-max-conns (turn.tcp_max_conns) 0":             func(c *Config) { c.TURN.TCPMaxConns = 0 },
-		"-turn-max-bandwidth (turn.max_bandwidth) 0":             func(c *Config) { c.TURN.MaxBandwidth = 0 },
-		"-turn-max-bandwidth (turn.max_bandwidth) auto":          func(c *Config) { c.TURN.MaxBandwidth = Auto },
-		"-turn-bandwidth-burst (turn.bandwidth_burst) off":       func(c *Config) { c.TURN.BandwidthBurst = Off },
-		"-turn-bandwidth-burst (turn.bandwidth_burst) 0":         func(c *Config) { c.TURN.BandwidthBurst = 0 },
+		"-max-http-conns (http.max_conns) 0":                    func(c *Config) { c.HTTP.MaxConns = 0 },
+		"-turn-max-allocations-total (turn.max_allocations) -2": func(c *Config) { c.TURN.MaxAllocations = -2 },
+		"-turn-tcp-max-conns (turn.tcp_max_conns) 0":            func(c *Config) { c.TURN.MaxTCPConns = 0 },
+		"-turn-max-bandwidth (turn.max_bandwidth) 0":            func(c *Config) { c.TURN.MaxBandwidth = 0 },
+		"-turn-max-bandwidth (turn.max_bandwidth) -2":           func(c *Config) { c.TURN.MaxBandwidth = -2 },
+		"-turn-bandwidth-burst (turn.bandwidth_burst) -2":       func(c *Config) { c.TURN.BandwidthBurst = -2 },
+		"-turn-bandwidth-burst (turn.bandwidth_burst) 0":        func(c *Config) { c.TURN.BandwidthBurst = 0 },
 	} {
 		cfg := DefaultConfig()
 		set(&cfg)
@@ -276,9 +276,9 @@ http:
 debug:
   addr:
 `)}, noEnv, io.Discard)
-	if err != nil || !reflect.DeepEqual(cfg.Lobby.AllowedOrigins, []string{"game.example", "*.game.example"}) ||
+	if err != nil || !reflect.DeepEqual(cfg.Lobby.OriginPatterns, []string{"game.example", "*.game.example"}) ||
 		len(cfg.HTTP.TrustedProxies) != 2 || cfg.Debug.Addr != "" {
-		t.Fatalf("lists: %v %v %v", cfg.Lobby.AllowedOrigins, cfg.HTTP.TrustedProxies, err)
+		t.Fatalf("lists: %v %v %v", cfg.Lobby.OriginPatterns, cfg.HTTP.TrustedProxies, err)
 	}
 	if cfg, err := LoadConfig([]string{"-config", writeFile(t, "")}, noEnv, io.Discard); err != nil ||
 		!reflect.DeepEqual(cfg, DefaultConfig()) {
@@ -346,7 +346,7 @@ func TestDefaultConfigServes(t *testing.T) {
 		defer cancel()
 		_ = s.Shutdown(ctx)
 	})
-	if len(s.cfg.TURN.Secret) < 16 || cfg.TURN.Secret != "" {
+	if len(s.cfg.TURN.Secret) < 16 || len(cfg.TURN.Secret) != 0 {
 		t.Fatalf("secret: server's %d bytes, caller's %q", len(s.cfg.TURN.Secret), cfg.TURN.Secret)
 	}
 	resp, err := http.Get("http://" + s.Addrs().HTTP + "/healthz")
@@ -387,8 +387,8 @@ func TestConfigTURNGSO(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%v %v %q: %v", tc.args, tc.env, tc.file, err)
 		}
-		if cfg.TURN.GSO != tc.want {
-			t.Errorf("%v %v %q: GSO %v, want %v", tc.args, tc.env, tc.file, cfg.TURN.GSO, tc.want)
+		if gso := !cfg.TURN.DisableUDPGSO; gso != tc.want {
+			t.Errorf("%v %v %q: GSO %v, want %v", tc.args, tc.env, tc.file, gso, tc.want)
 		}
 	}
 	for _, bad := range []string{"yes", "", "2"} {

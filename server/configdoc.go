@@ -128,7 +128,7 @@ func sampleValue(o *option) string {
 			items[i] = strconv.Quote(it)
 		}
 		return "[" + strings.Join(items, ", ") + "]"
-	case strValue, addrValue:
+	case strValue, bytesValue, ipValue:
 		return strconv.Quote(v)
 	}
 	return v

@@ -252,7 +252,7 @@ func TestConnLimitFlags(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTP.MaxConns != Auto || cfg.TURN.TCPMaxConns != Auto || cfg.TURN.TCPConnsPerIP != 64 ||
+	if cfg.HTTP.MaxConns != Auto || cfg.TURN.MaxTCPConns != Auto || cfg.TURN.MaxTCPConnsPerIP != 64 ||
 		cfg.TURN.TCPAllocateTimeout != 5*time.Second || cfg.HTTP.ReadTimeout != 30*time.Second ||
 		cfg.HTTP.WriteTimeout != time.Minute || cfg.HTTP.IdleTimeout != time.Minute {
 		t.Fatalf("defaults: %+v", cfg)
@@ -262,7 +262,7 @@ func TestConnLimitFlags(t *testing.T) {
 			"HOSTRELAY_TURN_TCP_CONNS_PER_IP": "9", "HOSTRELAY_TURN_TCP_ALLOCATE_TIMEOUT": "15m",
 			"HOSTRELAY_HTTP_READ_TIMEOUT": "1s", "HOSTRELAY_HTTP_WRITE_TIMEOUT": "1h", "HOSTRELAY_HTTP_IDLE_TIMEOUT": "1s"}[k]
 	}, io.Discard)
-	if err != nil || cfg.HTTP.MaxConns != 2 || cfg.TURN.TCPMaxConns != 1 || cfg.TURN.TCPConnsPerIP != 3 ||
+	if err != nil || cfg.HTTP.MaxConns != 2 || cfg.TURN.MaxTCPConns != 1 || cfg.TURN.MaxTCPConnsPerIP != 3 ||
 		cfg.TURN.TCPAllocateTimeout != 15*time.Minute || cfg.HTTP.ReadTimeout != time.Second ||
 		cfg.HTTP.WriteTimeout != time.Hour || cfg.HTTP.IdleTimeout != time.Second {
 		t.Fatalf("environment and flags at the limits: %v %+v", err, cfg)

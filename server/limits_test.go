@@ -116,7 +116,7 @@ func TestLimitFlagsValidated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if l := cfg.Lobby; l.MaxFrame != protocol.MaxFrame || l.MaxSDP != protocol.MaxSDP || l.MaxCandidate != protocol.MaxCandidate ||
-		l.MaxChatLength != protocol.MaxChatText || l.MaxRoomName != protocol.MaxRoomName ||
+		l.MaxChatText != protocol.MaxChatText || l.MaxRoomName != protocol.MaxRoomName ||
 		l.SignalsPerSecond != 20 || l.SignalBurst != 60 {
 		t.Fatalf("defaults are not the protocol's limits: %+v", cfg)
 	}

@@ -384,7 +384,7 @@ func TestMetricsAddrValidated(t *testing.T) {
 	defer taken.Close()
 	cfg := DefaultConfig()
 	cfg.HTTP.Addr, cfg.TURN.UDPAddr, cfg.TURN.TCPAddr = "127.0.0.1:0", "127.0.0.1:0", "127.0.0.1:0"
-	cfg.TURN.Secret = "0123456789abcdef0123456789abcdef"
+	cfg.TURN.Secret = []byte("0123456789abcdef0123456789abcdef")
 	cfg.Metrics.Addr = taken.Addr().String()
 	if s, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler)); err == nil {
 		_ = s.Shutdown(context.Background())

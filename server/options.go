@@ -9,6 +9,7 @@ import (
 
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
+	"github.com/hostrelay/hostrelay/turn"
 )
 
 // option is one setting as an operator sees it: a flag, the HOSTRELAY_
@@ -75,8 +76,8 @@ func (c *Config) options() []*option {
 	b := binder{opts: &opts}
 	c.HTTP.bind(b.section("http"))
 	c.TLS.bind(b.section("tls"))
-	c.TURN.bind(b.section("turn"), &c.TLS)
-	c.Lobby.bind(b.section("lobby"))
+	c.bindTURN(b.section("turn"))
+	bindLobby(b.section("lobby"), &c.Lobby)
 	c.Log.bind(b.section("log"))
 	c.Debug.bind(b.section("debug"))
 	c.Metrics.bind(b.section("metrics"))
@@ -138,98 +139,99 @@ func (c *HTTPConfig) bind(b binder) {
 		checked(durBetween(&c.IdleTimeout, time.Second, time.Hour))
 }
 
-// bind binds the TURN section; tls is the TLS section, which TURN over TLS
-// needs.
-func (c *TURNConfig) bind(b binder, tls *TLSConfig) {
-	b.add("turn-udp", "udp_addr", strValue{&c.UDPAddr}, "TURN over UDP listen address").
-		checked(hostPort(&c.UDPAddr))
-	b.add("turn-gso", "gso", boolValue{&c.GSO},
+// bindTURN binds the turn section straight onto the TURN server's config,
+// and the URLs clients are handed onto c.ICE.
+func (c *Config) bindTURN(b binder) {
+	t, ice := &c.TURN, &c.ICE
+	b.add("turn-udp", "udp_addr", strValue{&t.UDPAddr}, "TURN over UDP listen address").
+		checked(hostPort(&t.UDPAddr))
+	b.add("turn-gso", "gso", disabledValue{&t.DisableUDPGSO},
 		"send a batch's relayed packets for one client as one segmented message (Linux UDP GSO, where the kernel and network device take it; less CPU per packet); off sends each on its own")
-	b.add("turn-tcp", "tcp_addr", strValue{&c.TCPAddr},
+	b.add("turn-tcp", "tcp_addr", strValue{&t.TCPAddr},
 		"TURN over TCP listen address, for networks that block UDP (port 0: the UDP port)").
-		checked(hostPort(&c.TCPAddr))
-	b.add("public-ip", "public_ip", addrValue{&c.PublicIP},
+		checked(hostPort(&t.TCPAddr))
+	b.add("public-ip", "public_ip", ipValue{&t.PublicIP},
 		"this host's public IP, the relay address handed to clients. Set it in production: the default only works for players on this machine").
 		checked(func() error {
-			if !c.PublicIP.IsValid() || c.PublicIP.IsUnspecified() {
+			if t.PublicIP == nil || t.PublicIP.IsUnspecified() {
 				return errors.New("must be a concrete address clients can reach")
 			}
 			return nil
 		})
-	b.add("public-host", "public_host", strValue{&c.PublicHost}, "host name put in TURN URLs").
+	b.add("public-host", "public_host", strValue{&ice.PublicHost}, "host name put in TURN URLs").
 		defaultDoc("the host the browser used")
-	b.add("turn-secret", "secret", strValue{&c.Secret},
+	b.add("turn-secret", "secret", bytesValue{&t.Secret},
 		"HMAC secret for TURN credentials, at least 16 bytes; set it so credentials survive restarts").
 		checked(func() error {
-			if c.Secret != "" && len(c.Secret) < 16 {
+			if len(t.Secret) > 0 && len(t.Secret) < 16 {
 				return errors.New("must be at least 16 bytes")
 			}
 			return nil
 		}).defaultDoc("random at each start (logged as a warning, never printed)").sensitive = true
 	// 10s is short enough to test credential refresh; production wants hours.
-	b.add("turn-ttl", "credential_ttl", durValue{&c.CredentialTTL}, "lifetime of issued TURN credentials (10s to 24h)").
-		checked(durBetween(&c.CredentialTTL, 10*time.Second, 24*time.Hour))
+	b.add("turn-ttl", "credential_ttl", durValue{&t.CredentialTTL}, "lifetime of issued TURN credentials (10s to 24h)").
+		checked(durBetween(&t.CredentialTTL, 10*time.Second, 24*time.Hour))
 	// A player needs one allocation per URL (two, three with TLS), a host
 	// as many per peer.
-	b.add("turn-max-allocations", "max_allocations_per_session", intValue{&c.MaxAllocationsPerSession, 0},
+	b.add("turn-max-allocations", "max_allocations_per_session", intValue{&t.MaxAllocationsPerSession, 0},
 		"live TURN allocations per lobby session; a browser uses one per peer connection and TURN URL, so a host of 16 needs 30, or 45 with TURN over TLS offered").
-		checked(atLeast(&c.MaxAllocationsPerSession, 2))
-	b.add("turn-allocations-per-ip", "max_allocations_per_ip", intValue{&c.MaxAllocationsPerIP, 0},
+		checked(atLeast(&t.MaxAllocationsPerSession, 2))
+	b.add("turn-allocations-per-ip", "max_allocations_per_ip", intValue{&t.MaxAllocationsPerIP, 0},
 		"live TURN allocations per client IP (IPv6: per /64), whatever the session; past it Allocate is answered 486").
-		checked(atLeast(&c.MaxAllocationsPerIP, 2))
-	b.add("turn-max-allocations-total", "max_allocations", intValue{&c.MaxAllocations, Auto},
+		checked(atLeast(&t.MaxAllocationsPerIP, 2))
+	b.add("turn-max-allocations-total", "max_allocations", intValue{&t.MaxAllocations, Auto},
 		"live TURN allocations on this server (one socket each); past it Allocate is answered 508 (auto: half of the open-file limit after a reserve)").
-		checked(autoOrAtLeast(&c.MaxAllocations, 2)).
+		checked(autoOrAtLeast(&t.MaxAllocations, 2)).
 		link("[file handles](docs/operations.md#file-handles-and-connection-caps)")
 	// Browsers refresh a minute before the lifetime they were told ends;
 	// pion grants at most an hour anyway.
-	b.add("turn-max-lifetime", "max_lifetime", durValue{&c.MaxLifetime},
+	b.add("turn-max-lifetime", "max_lifetime", durValue{&t.MaxAllocationLifetime},
 		"longest lifetime a TURN allocation is granted (1m to 1h; pion alone grants an hour when asked); one not refreshed within it is closed").
-		checked(durBetween(&c.MaxLifetime, time.Minute, time.Hour))
+		checked(durBetween(&t.MaxAllocationLifetime, time.Minute, time.Hour))
 	// A browser binds one channel per remote relay candidate: two per ICE
 	// generation here (UDP and TCP), a few more across ICE restarts.
-	b.add("turn-max-channels", "max_channels", intValue{&c.MaxChannels, 0},
+	b.add("turn-max-channels", "max_channels", intValue{&t.MaxChannelsPerAllocation, 0},
 		"channels one TURN allocation may bind (a browser binds one per remote relay candidate); past it ChannelBind is answered 508").
-		checked(between(&c.MaxChannels, 4, 16384))
+		checked(between(&t.MaxChannelsPerAllocation, 4, 16384))
 	// Below 16 KiB/s even a WebRTC handshake struggles: it is almost surely
 	// a unit mistake (kbit/s for bytes/s).
-	b.add("turn-max-bandwidth", "max_bandwidth", sizeValue{&c.MaxBandwidth, Off},
+	b.add("turn-max-bandwidth", "max_bandwidth", bandwidthValue{&t.MaxBandwidth},
 		"relayed bytes per second per TURN allocation (one peer connection), e.g. 1048576 or 1MiB; packets over it are dropped and counted (off: unlimited). Takes KiB/MiB/GiB or KB/MB/GB").
 		checked(func() error {
-			if c.MaxBandwidth != Off && (c.MaxBandwidth < 16<<10 || c.MaxBandwidth > 1<<40) {
+			if t.MaxBandwidth != turn.NoBandwidthLimit && (t.MaxBandwidth < 16<<10 || t.MaxBandwidth > 1<<40) {
 				return errors.New("must be off (unlimited) or between 16KiB and 1TiB per second")
 			}
 			return nil
 		})
 	// The burst must hold the largest relayed packet (1600 bytes) or such
 	// packets would never pass.
-	b.add("turn-bandwidth-burst", "bandwidth_burst", sizeValue{&c.BandwidthBurst, Auto},
+	b.add("turn-bandwidth-burst", "bandwidth_burst", sizeValue[int64]{&t.BandwidthBurst, Auto},
 		"bytes a TURN allocation may send at once above -turn-max-bandwidth after a quiet spell, at least 1600 (auto: a quarter second at that rate, 256KiB at the default)").
 		checked(func() error {
-			if c.BandwidthBurst != Auto && (c.BandwidthBurst < 1600 || c.BandwidthBurst > 1<<30) {
+			if t.BandwidthBurst != Auto && (t.BandwidthBurst < 1600 || t.BandwidthBurst > 1<<30) {
 				return errors.New("must be auto or between 1600 bytes and 1GiB")
 			}
 			return nil
 		})
-	b.add("turn-tcp-max-conns", "tcp_max_conns", intValue{&c.TCPMaxConns, Auto},
+	b.add("turn-tcp-max-conns", "tcp_max_conns", intValue{&t.MaxTCPConns, Auto},
 		"open TURN-over-TCP connections; past it new ones are closed at once (auto: a quarter of the open-file limit after a reserve)").
-		checked(autoOrAtLeast(&c.TCPMaxConns, 1)).
+		checked(autoOrAtLeast(&t.MaxTCPConns, 1)).
 		link("[file handles](docs/operations.md#file-handles-and-connection-caps)")
-	b.add("turn-tcp-conns-per-ip", "tcp_conns_per_ip", intValue{&c.TCPConnsPerIP, 0},
+	b.add("turn-tcp-conns-per-ip", "tcp_conns_per_ip", intValue{&t.MaxTCPConnsPerIP, 0},
 		"open TURN-over-TCP connections per client IP (IPv6: per /64), TURN over TLS included; a browser uses one per peer connection and TCP or TLS URL").
-		checked(atLeast(&c.TCPConnsPerIP, 1))
+		checked(atLeast(&t.MaxTCPConnsPerIP, 1))
 	// Under a second a browser on a slow link could not allocate in time;
 	// past 15 minutes it would outlast the idle timeout of allocated ones.
-	b.add("turn-tcp-allocate-timeout", "tcp_allocate_timeout", durValue{&c.TCPAllocateTimeout},
+	b.add("turn-tcp-allocate-timeout", "tcp_allocate_timeout", durValue{&t.TCPAllocateTimeout},
 		"a TURN-over-TCP connection that has made no allocation this long is closed (1s to 15m)").
-		checked(durBetween(&c.TCPAllocateTimeout, time.Second, 15*time.Minute))
-	b.add("turn-tls", "tls_addr", strValue{&c.TLSAddr},
+		checked(durBetween(&t.TCPAllocateTimeout, time.Second, 15*time.Minute))
+	b.add("turn-tls", "tls_addr", strValue{&t.TLSAddr},
 		"TURN over TLS (turns:) listen address, used with TLS on (the tls section's certificate), for networks that let only TLS out; its connections count against the TURN-over-TCP caps; off: none").
-		checked(func() error { return offOrHostPort(c.TLSAddr) }).
+		checked(func() error { return offOrHostPort(t.TLSAddr) }).
 		link("[TLS](docs/operations.md#tls-https-and-turn-over-tls)")
-	b.add("turn-offer", "offer", listValue{&c.Offer},
+	b.add("turn-offer", "offer", listValue{&ice.Offer},
 		"TURN transports whose URLs clients get, of those listening: udp, tcp, tls, always in that order (tls alone for players whose networks block UDP and TCP 3478)").
-		checked(func() error { return checkOffer(c.Offer, c.tlsAddr(*tls) != "") })
+		checked(func() error { return checkOffer(ice.Offer, c.turnTLSAddr() != "") })
 }
 
 func (c *TLSConfig) bind(b binder) {
@@ -283,13 +285,14 @@ func (c *TLSConfig) bind(b binder) {
 		})
 }
 
-func (c *LobbyConfig) bind(b binder) {
-	b.add("allowed-origins", "allowed_origins", listValue{&c.AllowedOrigins},
+// bindLobby binds the lobby section straight onto the hub's config.
+func bindLobby(b binder, c *signaling.Config) {
+	b.add("allowed-origins", "allowed_origins", listValue{&c.OriginPatterns},
 		"comma-separated extra browser origins (host patterns) allowed to open /ws").
 		defaultDoc("the page's own origin")
-	b.add("seat-grace", "seat_grace", durValue{&c.SeatGrace},
+	b.add("seat-grace", "seat_grace", durValue{&c.Grace},
 		"how long a player whose connection dropped keeps its seat for a resume (0: not held; at most 10m)").
-		checked(durBetween(&c.SeatGrace, 0, 10*time.Minute))
+		checked(durBetween(&c.Grace, 0, 10*time.Minute))
 	b.add("spectators-per-room", "spectators_per_room", intValue{&c.SpectatorsPerRoom, 0},
 		"spectators one room admits beyond its players (the host sends one stream; the server fans it out)").
 		checked(atLeast(&c.SpectatorsPerRoom, 1))
@@ -298,10 +301,10 @@ func (c *LobbyConfig) bind(b binder) {
 		checked(durBetween(&c.SpectatorDelay, 0, time.Minute))
 	// At least one room's whole buffer (the delay's and the joiners'), so
 	// a watched room at the default limits can always stream.
-	b.add("spectator-budget", "spectator_budget", sizeValue{&c.SpectatorBudget, 0},
+	b.add("spectator-budget", "spectator_budget", sizeValue[int]{&c.SpectatorBudgetBytes, 0},
 		"memory all rooms' spectator frames may hold together (the delay, and what a joiner is sent first); past it a room's joiner history goes first, then frames are refused. Rooms nobody watches keep at most a keyframe or two each, in a quarter of it").
 		checked(func() error {
-			if c.SpectatorBudget < 1<<20 {
+			if c.SpectatorBudgetBytes < 1<<20 {
 				return errors.New("must be at least 1MiB")
 			}
 			return nil
@@ -339,11 +342,11 @@ func (c *LobbyConfig) bind(b binder) {
 		checked(atLeast(&c.SignalBurst, 1))
 	// Under signaling.MinFrame some requests at their protocol maximum would
 	// no longer fit a frame.
-	b.add("max-frame", "max_frame", sizeValue{&c.MaxFrame, 0},
+	b.add("max-frame", "max_frame", sizeValue[int]{&c.MaxFrame, 0},
 		"largest lobby frame a client may send, 2KiB to 16KiB; larger closes the connection (1009). Clients learn it from welcome.maxFrame. This and the four size settings below default to the protocol's maximum and may only lower it").
 		checked(sizeBetween(&c.MaxFrame, signaling.MinFrame, protocol.MaxFrame)).
 		link("[limits](docs/protocol.md#limits)")
-	b.add("max-sdp", "max_sdp", sizeValue{&c.MaxSDP, 0},
+	b.add("max-sdp", "max_sdp", sizeValue[int]{&c.MaxSDP, 0},
 		"largest SDP offer or answer in bytes, at least 256 under -max-frame; larger is refused with invalid_argument").
 		checked(func() error {
 			if err := sizeBetween(&c.MaxSDP, 1, protocol.MaxSDP)(); err != nil {
@@ -352,16 +355,16 @@ func (c *LobbyConfig) bind(b binder) {
 			// An offer under -max-sdp must not be cut off by the frame limit.
 			if room := c.MaxFrame - signaling.SignalFrameOverhead; c.MaxSDP > room {
 				return fmt.Errorf("must leave %d bytes of -max-frame %d for the rest of the signal (at most %d)",
-					signaling.SignalFrameOverhead, int64(c.MaxFrame), int64(room))
+					signaling.SignalFrameOverhead, c.MaxFrame, room)
 			}
 			return nil
 		})
-	b.add("max-candidate", "max_candidate", sizeValue{&c.MaxCandidate, 0},
+	b.add("max-candidate", "max_candidate", sizeValue[int]{&c.MaxCandidate, 0},
 		"largest ICE candidate in bytes; larger is refused with invalid_argument").
 		checked(sizeBetween(&c.MaxCandidate, 1, protocol.MaxCandidate))
-	b.add("max-chat-length", "max_chat_length", intValue{&c.MaxChatLength, 0},
+	b.add("max-chat-length", "max_chat_length", intValue{&c.MaxChatText, 0},
 		"characters in one chat line; longer is refused with invalid_argument").
-		checked(between(&c.MaxChatLength, 1, protocol.MaxChatText))
+		checked(between(&c.MaxChatText, 1, protocol.MaxChatText))
 	b.add("max-room-name", "max_room_name", intValue{&c.MaxRoomName, 0},
 		"characters in a room name; longer is refused with invalid_argument").
 		checked(between(&c.MaxRoomName, 1, protocol.MaxRoomName))
@@ -439,7 +442,7 @@ func between(p *int, lo, hi int) func() error {
 	}
 }
 
-func sizeBetween(p *ByteSize, lo, hi ByteSize) func() error {
+func sizeBetween[T ~int | ~int64](p *T, lo, hi T) func() error {
 	return func() error {
 		if *p < lo || *p > hi {
 			return fmt.Errorf("must be between %d and %d bytes (the protocol's maximum)", int64(lo), int64(hi))

@@ -74,14 +74,14 @@ type Addrs struct {
 
 // New builds the whole graph and starts listening. Components are built in
 // dependency order by hand so the wiring reads top to bottom.
-func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
-	if err := cfg.validate(); err != nil {
+func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err error) {
+	if err = cfg.validate(); err != nil {
 		return nil, err
 	}
-	if cfg.TURN.Secret == "" {
+	if len(cfg.TURN.Secret) == 0 {
 		var b [32]byte
 		_, _ = rand.Read(b[:])
-		cfg.TURN.Secret = base64.RawStdEncoding.EncodeToString(b[:])
+		cfg.TURN.Secret = []byte(base64.RawStdEncoding.EncodeToString(b[:]))
 		log.Warn("no TURN secret configured: generated a random one; TURN credentials will not survive a restart",
 			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
 	}
@@ -95,129 +95,79 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 			"component", "server", "public_ip", cfg.TURN.PublicIP, "hint", "set -public-ip to this host's public address")
 	}
 
-	var err error
+	// What New opens is closed here, newest first, if a later step fails;
+	// once New returns the server, Shutdown closes it instead.
+	var undo cleanups
+	defer func() {
+		if err != nil {
+			undo.run()
+		}
+	}()
 	// First: a bad certificate file is the operator's to fix before
 	// anything listens.
 	if s.tls, err = newTLS(cfg.TLS, log); err != nil {
 		return nil, err
 	}
-	// The hub needs TURN for credentials and TURN needs the hub for session
-	// checks; the closure breaks the cycle (TURN exists before any request).
-	lobby := cfg.Lobby
-	hc := signaling.DefaultConfig()
-	hc.OriginPatterns = lobby.AllowedOrigins
-	hc.ICE = s.iceFor
-	hc.Grace = lobby.SeatGrace
-	hc.SpectatorsPerRoom = lobby.SpectatorsPerRoom
-	hc.SpectatorDelay = lobby.SpectatorDelay
-	hc.SpectatorBudgetBytes = int(lobby.SpectatorBudget)
-	hc.MaxConnsPerIP = lobby.MaxConnsPerIP
-	hc.JoinsPerMinute = lobby.JoinsPerMinute
-	hc.RoomsPerMinute = lobby.RoomsPerMinute
-	hc.MaxRooms = lobby.MaxRooms
-	// The burst lets a client catch up after a stall (a resume replays its
-	// queue) without tripping the limit.
-	hc.MessagesPerSecond = lobby.MessagesPerSecond
-	hc.MessageBurst = int(2 * lobby.MessagesPerSecond)
-	hc.SignalsPerSecond = lobby.SignalsPerSecond
-	hc.SignalBurst = lobby.SignalBurst
-	hc.MaxFrame = int(lobby.MaxFrame)
-	hc.MaxSDP = int(lobby.MaxSDP)
-	hc.MaxCandidate = int(lobby.MaxCandidate)
-	hc.MaxChatText = lobby.MaxChatLength
-	hc.MaxRoomName = lobby.MaxRoomName
-	hc.Logger = log
 	if cfg.Cluster.NATS != "" {
 		if s.cluster, err = newCluster(cfg.Cluster, log); err != nil {
 			return nil, err
 		}
-		hc.Cluster = s.cluster // started once listening (joinCluster)
+		// lobbyConfig plugs it in; it is started once listening (joinCluster).
 	}
-	s.hub, err = signaling.NewHub(hc)
-	if err != nil {
+	// The hub needs TURN for credentials and TURN needs the hub for session
+	// checks; s.iceFor breaks the cycle (TURN exists before any request).
+	if s.hub, err = signaling.NewHub(s.lobbyConfig()); err != nil {
 		return nil, err
 	}
 	files := newFileBudget(log)
-	httpConns, turnTCPConns := orAuto(cfg.HTTP.MaxConns, files.httpConns), orAuto(cfg.TURN.TCPMaxConns, files.turnTCP)
-	allocations := orAuto(cfg.TURN.MaxAllocations, files.allocations)                              // one relay socket each
-	if files.limit > 0 && uint64(httpConns+turnTCPConns+allocations+files.reserve) > files.limit { //nolint:gosec // positive
+	tc := s.turnConfig(files)
+	httpConns := orAuto(cfg.HTTP.MaxConns, files.httpConns)
+	if files.limit > 0 && uint64(httpConns+tc.MaxTCPConns+tc.MaxAllocations+files.reserve) > files.limit { //nolint:gosec // positive
 		log.Warn("connection caps exceed the open-file limit: a flood can exhaust it; lower -max-http-conns, -turn-tcp-max-conns or -turn-max-allocations-total, or raise the limit",
-			"component", "server", "http_conns", httpConns, "turn_tcp_conns", turnTCPConns, "allocations", allocations,
+			"component", "server", "http_conns", httpConns, "turn_tcp_conns", tc.MaxTCPConns, "allocations", tc.MaxAllocations,
 			"file_limit", files.limit)
 	}
-	relay := cfg.TURN
-	tc := turn.DefaultConfig()
-	tc.Secret = []byte(relay.Secret)
-	tc.PublicIP = net.IP(relay.PublicIP.AsSlice())
-	tc.UDPAddr, tc.TCPAddr = relay.UDPAddr, relay.TCPAddr
-	if s.tls != nil {
-		tc.TLSAddr, tc.TLS = relay.tlsAddr(cfg.TLS), s.tls.turnConfig()
-	}
-	tc.CredentialTTL = relay.CredentialTTL
-	tc.MaxAllocationsPerSession = relay.MaxAllocationsPerSession
-	tc.MaxAllocationsPerIP = relay.MaxAllocationsPerIP
-	tc.MaxAllocations = allocations
-	tc.MaxAllocationLifetime = relay.MaxLifetime
-	tc.MaxChannelsPerAllocation = relay.MaxChannels
-	tc.MaxBandwidth, tc.BandwidthBurst = relay.turnBandwidth()
-	tc.TCPAllocateTimeout = relay.TCPAllocateTimeout
-	tc.MaxTCPConns = turnTCPConns
-	tc.MaxTCPConnsPerIP = relay.TCPConnsPerIP
-	tc.DisableUDPGSO = !relay.GSO
-	tc.Sessions = s.hub
-	tc.Logger = log
-	s.turn, err = turn.New(ctx, tc)
-	if err != nil {
+	if s.turn, err = turn.New(ctx, tc); err != nil {
 		return nil, fmt.Errorf("server: %w", err)
 	}
+	undo.add(func() { _ = s.turn.Close() })
 
 	if cfg.Debug.Addr != "" {
 		if s.debug, err = startDebug(ctx, cfg.Debug.Addr, log); err != nil {
-			_ = s.turn.Close()
 			return nil, err
 		}
+		undo.add(func() { _ = s.debug.close() })
 	}
 	var lc net.ListenConfig
-	s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTP.Addr)
-	if err != nil {
-		_ = s.debug.close()
-		_ = s.turn.Close()
+	if s.ln, err = lc.Listen(ctx, "tcp", cfg.HTTP.Addr); err != nil {
 		return nil, fmt.Errorf("server: listen %s: %w", cfg.HTTP.Addr, err)
 	}
+	undo.add(func() { _ = s.ln.Close() })
 	if s.tls != nil {
 		if addr := cfg.TLS.redirectAddr(cfg.HTTP.Addr); addr != "" {
 			h := s.tls.redirectHandler(s.ln.Addr().(*net.TCPAddr).Port) //nolint:forcetypeassert // a TCP listener
 			if s.redirect, err = startRedirect(ctx, addr, h, cfg.HTTP.TrustedProxies, log); err != nil {
-				_ = s.ln.Close()
-				_ = s.debug.close()
-				_ = s.turn.Close()
 				return nil, err
 			}
+			undo.add(func() { _ = s.redirect.shutdown(context.WithoutCancel(ctx)) })
 		}
 	}
 	s.conns = newConnLimiter(s.ln, connCaps{listener: "http", max: httpConns,
 		perAddr: addrShare(httpConns, cfg.Lobby.MaxConnsPerIP+pageConns), exempt: cfg.HTTP.TrustedProxies}, log)
 	// After conns, which the metrics read.
 	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
-		_ = s.ln.Close()
-		_ = s.redirect.shutdown(context.WithoutCancel(ctx))
-		_ = s.debug.close()
-		_ = s.turn.Close()
 		return nil, err
 	}
+	undo.add(func() { _ = s.metrics.Close() })
 	scheme := "http"
 	if s.tls != nil {
 		scheme = "https"
 	}
 	var publicURL string
 	if s.cluster != nil {
+		// Joining may fail after the node started (its Start).
+		undo.add(s.cluster.Kill)
 		if publicURL, err = s.joinCluster(ctx, scheme); err != nil {
-			s.cluster.Kill()
-			_ = s.metrics.Close()
-			_ = s.ln.Close()
-			_ = s.redirect.shutdown(context.WithoutCancel(ctx))
-			_ = s.debug.close()
-			_ = s.turn.Close()
 			return nil, err
 		}
 	}
@@ -264,6 +214,48 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (*Server, error) {
 	return s, nil
 }
 
+// lobbyConfig is the lobby section with what the server plugs in: TURN
+// credentials (iceFor), the logger and the cluster. The message burst is
+// twice the rate, as -messages-per-second says, so a client catches up after
+// a stall (a resume replays its queue) without tripping the limit.
+func (s *Server) lobbyConfig() signaling.Config {
+	c := s.cfg.Lobby
+	c.ICE, c.Logger = s.iceFor, s.log
+	c.MessageBurst = int(2 * c.MessagesPerSecond)
+	if s.cluster != nil {
+		c.Cluster = s.cluster
+	}
+	return c
+}
+
+// turnConfig is the TURN section with what the server derives and plugs
+// in: the caps left Auto (from the open-file budget; an allocation is a
+// relay socket), the burst, TURN over TLS (with the TLS section's
+// certificate, if TLS is on), the lobby's session checks and the logger.
+func (s *Server) turnConfig(files fileBudget) turn.Config {
+	c := s.cfg.TURN
+	c.MaxAllocations = orAuto(c.MaxAllocations, files.allocations)
+	c.MaxTCPConns = orAuto(c.MaxTCPConns, files.turnTCP)
+	c.BandwidthBurst = bandwidthBurst(c)
+	c.TLSAddr = s.cfg.turnTLSAddr()
+	if s.tls != nil {
+		c.TLS = s.tls.turnConfig()
+	}
+	c.Sessions, c.Logger = s.hub, s.log
+	return c
+}
+
+// cleanups are closes to run newest first.
+type cleanups []func()
+
+func (c *cleanups) add(f func()) { *c = append(*c, f) }
+
+func (c cleanups) run() {
+	for _, f := range slices.Backward(c) {
+		f()
+	}
+}
+
 // maxHeaderTime bounds reading a request header: a client sends it at once.
 const maxHeaderTime = 10 * time.Second
 
@@ -296,7 +288,7 @@ func (s *Server) Hub() *signaling.Hub { return s.hub }
 
 // iceFor issues a session's TURN credentials and the URLs to use them on.
 func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
-	host := s.cfg.TURN.PublicHost
+	host := s.cfg.ICE.PublicHost
 	if host == "" {
 		host = hostOnly(requestHost)
 	}
@@ -321,7 +313,7 @@ func (s *Server) iceFor(sessionID, requestHost string) protocol.ICE {
 func (s *Server) turnURLs(host string) []string {
 	urls := make([]string, 0, len(turnTransports))
 	for _, t := range turnTransports {
-		if !slices.Contains(s.cfg.TURN.Offer, t) {
+		if !slices.Contains(s.cfg.ICE.Offer, t) {
 			continue
 		}
 		switch a := s.turnAddr(t); {

@@ -17,8 +17,10 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pion/stun/v3"
 
+	"github.com/hostrelay/hostrelay/internal/leakcheck"
 	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
+	"github.com/hostrelay/hostrelay/internal/testcert"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
@@ -54,6 +56,35 @@ func startServerLogging(t *testing.T, level slog.Level, w io.Writer, extraArgs .
 		}
 	})
 	return s
+}
+
+// TestNewFailureClosesWhatItOpened: New failing at its last listener (the
+// metrics port is taken) leaves nothing it had started running: TURN (UDP,
+// TCP and TLS), the debug listener, the HTTP listener and the HTTPS redirect.
+func TestNewFailureClosesWhatItOpened(t *testing.T) {
+	taken, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer taken.Close()
+	certs := testcert.New(t)
+	cfg, err := LoadConfig([]string{
+		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0", "-turn-tls", "127.0.0.1:0",
+		"-turn-secret", "0123456789abcdef0123456789abcdef", "-tls-cert", certs.CertFile, "-tls-key", certs.KeyFile,
+		"-http-redirect", "127.0.0.1:0", "-debug-addr", "127.0.0.1:0", "-metrics-addr", taken.Addr().String(),
+	}, noEnv, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := New(t.Context(), cfg, slog.New(slog.DiscardHandler))
+	if err == nil {
+		_ = s.Shutdown(t.Context())
+		t.Fatal("New succeeded with the metrics port taken")
+	}
+	ours := func(stack string) bool { return strings.Contains(stack, "github.com/hostrelay/hostrelay/") }
+	if left := leakcheck.Wait(testwait.Within, ours); len(left) > 0 {
+		t.Fatalf("New failed (%v) and left %d goroutines of ours running; the first:\n%s", err, len(left), left[0])
+	}
 }
 
 type testLog struct{ t *testing.T }
@@ -253,12 +284,12 @@ func TestConfigLayers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.HTTP.Addr != "127.0.0.1:9001" || cfg.Log.Level != slog.LevelDebug || cfg.TURN.Secret != "env-secret-at-least-16" {
+	if cfg.HTTP.Addr != "127.0.0.1:9001" || cfg.Log.Level != slog.LevelDebug || string(cfg.TURN.Secret) != "env-secret-at-least-16" {
 		t.Fatalf("layering wrong: %+v", cfg)
 	}
 	cfg, err = LoadConfig(nil, func(string) string { return "" }, io.Discard)
 	// No secret given: New makes one up (TestGeneratedSecret).
-	if err != nil || cfg.TURN.Secret != "" || cfg.HTTP.Addr != ":8080" || cfg.TURN.UDPAddr != ":3478" {
+	if err != nil || len(cfg.TURN.Secret) != 0 || cfg.HTTP.Addr != ":8080" || cfg.TURN.UDPAddr != ":3478" {
 		t.Fatalf("defaults: %+v %v", cfg, err)
 	}
 	for _, bad := range [][]string{

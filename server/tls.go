@@ -42,13 +42,13 @@ func (c TLSConfig) redirectAddr(httpAddr string) string {
 	return c.RedirectAddr
 }
 
-// tlsAddr is TURN over TLS's listen address, or "" if it is off (TLS off,
-// or TLSAddr off).
-func (c TURNConfig) tlsAddr(t TLSConfig) string {
-	if !t.Enabled() || c.TLSAddr == "off" {
+// turnTLSAddr is TURN over TLS's listen address, or "" if it is off (TLS
+// off, or TURN.TLSAddr off).
+func (c *Config) turnTLSAddr() string {
+	if !c.TLS.Enabled() || c.TURN.TLSAddr == "off" {
 		return ""
 	}
-	return c.TLSAddr
+	return c.TURN.TLSAddr
 }
 
 // TURN transports a client may be offered, in the order offered: UDP costs

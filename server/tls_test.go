@@ -612,13 +612,13 @@ func TestValidHost(t *testing.T) {
 // over TLS are all off, and the defaults validate.
 func TestTLSOffByDefault(t *testing.T) {
 	cfg := DefaultConfig()
-	if cfg.TLS.Enabled() || cfg.TURN.tlsAddr(cfg.TLS) != "" || cfg.TLS.redirectAddr(cfg.HTTP.Addr) != "" {
+	if cfg.TLS.Enabled() || cfg.turnTLSAddr() != "" || cfg.TLS.redirectAddr(cfg.HTTP.Addr) != "" {
 		t.Fatalf("TLS on by default: %+v, turn %q", cfg.TLS, cfg.TURN.TLSAddr)
 	}
 	if err := cfg.validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Join(cfg.TURN.Offer, ","); got != "udp,tcp,tls" {
+	if got := strings.Join(cfg.ICE.Offer, ","); got != "udp,tcp,tls" {
 		t.Fatalf("offer %s", got)
 	}
 }

@@ -164,7 +164,7 @@ func TestTURNCapFlagsValidated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := cfg.TURN; c.MaxAllocationsPerIP != 7 || c.MaxAllocations != 9 || c.MaxLifetime != 2*time.Minute || c.MaxChannels != 8 {
+	if c := cfg.TURN; c.MaxAllocationsPerIP != 7 || c.MaxAllocations != 9 || c.MaxAllocationLifetime != 2*time.Minute || c.MaxChannelsPerAllocation != 8 {
 		t.Fatalf("environment not applied: %+v", cfg)
 	}
 }

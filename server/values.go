@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/hostrelay/hostrelay/turn"
 )
 
 // The text forms of Config's fields, as flag.Values: a flag, a variable and
@@ -79,25 +81,40 @@ func (v boolValue) String() string {
 	return "on"
 }
 
-// specialWord is how text spells Auto or Off.
+// disabledValue is a boolValue for a field that says the opposite
+// (turn.Config.DisableUDPGSO): on clears it.
+type disabledValue struct{ p *bool }
+
+func (v disabledValue) Set(s string) error {
+	var on bool
+	if err := (boolValue{&on}).Set(s); err != nil {
+		return err
+	}
+	*v.p = !on
+	return nil
+}
+
+func (v disabledValue) String() string {
+	on := v.p != nil && !*v.p
+	return boolValue{&on}.String()
+}
+
+// specialWord is how text spells Auto.
 func specialWord(special int64) string {
-	switch special {
-	case Auto:
+	if special == Auto {
 		return "auto"
-	case Off:
-		return "off"
 	}
 	return ""
 }
 
 // parseSpecial reports whether s is the field's word for special. A field
-// that takes one also takes 0 for it: before Auto and Off, a 0 meant them,
+// that takes one also takes 0 for it: before the words, a 0 meant them,
 // and a deployment's flags and variables keep working.
 func parseSpecial(s string, special int64) bool {
 	return special != 0 && (strings.EqualFold(s, specialWord(special)) || s == "0")
 }
 
-// intValue is a whole number, or, if special is Auto or Off, that word.
+// intValue is a whole number, or, if special is Auto, that word.
 type intValue struct {
 	p       *int
 	special int64
@@ -125,21 +142,22 @@ func (v intValue) String() string {
 	case v.p == nil:
 		return ""
 	case v.special != 0 && specialWord(int64(*v.p)) != "":
-		return specialWord(int64(*v.p)) // the other sentinel too, for the error refusing it
+		return specialWord(int64(*v.p))
 	}
 	return strconv.Itoa(*v.p)
 }
 
-// sizeValue is a ByteSize, or, if special is Auto or Off, that word.
-type sizeValue struct {
-	p       *ByteSize
+// sizeValue is a byte count (as ByteSize reads and prints it), or, if
+// special is Auto, that word.
+type sizeValue[T ~int | ~int64] struct {
+	p       *T
 	special int64
 }
 
-func (v sizeValue) Set(s string) error {
+func (v sizeValue[T]) Set(s string) error {
 	s = strings.TrimSpace(s)
 	if parseSpecial(s, v.special) {
-		*v.p = ByteSize(v.special)
+		*v.p = T(v.special)
 		return nil
 	}
 	b, err := parseByteSize(s)
@@ -149,18 +167,50 @@ func (v sizeValue) Set(s string) error {
 		}
 		return err
 	}
-	*v.p = b
+	if int64(T(b)) != int64(b) {
+		return fmt.Errorf("%q: too large", s)
+	}
+	*v.p = T(b)
 	return nil
 }
 
-func (v sizeValue) String() string {
+func (v sizeValue[T]) String() string {
 	switch {
 	case v.p == nil:
 		return ""
 	case v.special != 0 && specialWord(int64(*v.p)) != "":
-		return specialWord(int64(*v.p)) // the other sentinel too, for the error refusing it
+		return specialWord(int64(*v.p))
 	}
-	return v.p.String()
+	return ByteSize(*v.p).String()
+}
+
+// bandwidthValue is turn.Config.MaxBandwidth: bytes per second as
+// sizeValue reads them, or off (turn.NoBandwidthLimit; 0 too, which meant
+// it before the word).
+type bandwidthValue struct{ p *int64 }
+
+func (v bandwidthValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if strings.EqualFold(s, "off") || s == "0" {
+		*v.p = turn.NoBandwidthLimit
+		return nil
+	}
+	b, err := parseByteSize(s)
+	if err != nil {
+		return fmt.Errorf("%w, or off", err)
+	}
+	*v.p = int64(b)
+	return nil
+}
+
+func (v bandwidthValue) String() string {
+	switch {
+	case v.p == nil:
+		return ""
+	case *v.p == turn.NoBandwidthLimit:
+		return "off"
+	}
+	return ByteSize(*v.p).String()
 }
 
 type floatValue struct{ p *float64 }
@@ -229,22 +279,41 @@ func (v prefixesValue) String() string {
 	return strings.Join(s, ",")
 }
 
-type addrValue struct{ p *netip.Addr }
+// ipValue is an IP address, IPv4 in its 4-byte form.
+type ipValue struct{ p *net.IP }
 
-func (v addrValue) Set(s string) error {
+func (v ipValue) Set(s string) error {
 	ip, err := netip.ParseAddr(strings.TrimSpace(s))
 	if err != nil {
 		return err
 	}
-	*v.p = ip.Unmap()
+	*v.p = ip.Unmap().AsSlice()
 	return nil
 }
 
-func (v addrValue) String() string {
-	if v.p == nil || !v.p.IsValid() {
+func (v ipValue) String() string {
+	if v.p == nil || *v.p == nil {
 		return ""
 	}
 	return v.p.String()
+}
+
+// bytesValue is text kept as bytes (turn.Config.Secret); empty is nil.
+type bytesValue struct{ p *[]byte }
+
+func (v bytesValue) Set(s string) error {
+	*v.p = nil
+	if s != "" {
+		*v.p = []byte(s)
+	}
+	return nil
+}
+
+func (v bytesValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return string(*v.p)
 }
 
 type levelValue struct{ p *slog.Level }
