@@ -63,7 +63,12 @@ func TestShutdownWithTricklingRequest(t *testing.T) {
 	defer cancel()
 	ran := make(chan error, 1)
 	go func() { ran <- s.serveUntil(ctx) }()
-	t.Cleanup(func() { cancel(); <-ran }) // whatever failed, no server outlives the test
+	t.Cleanup(func() { // whatever failed, no server outlives the test
+		cancel()
+		if err := <-ran; err != nil {
+			t.Logf("serve: %v", err)
+		}
+	})
 	addr := s.Addrs().HTTP
 
 	conn := dialLobby(t, addr, "Ada")

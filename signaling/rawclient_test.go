@@ -177,13 +177,10 @@ func controlFramesBetweenMessages(t *testing.T, newServer func(http.Handler) *ht
 	// An empty binary message is the client's: refused.
 	c.pingAlone("p4")
 	c.write(clientFrameOp(0x82, nil))
-	for {
-		env := c.nextMessage()
-		var e protocol.Error
-		if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeBadMessage {
-			t.Fatalf("got %s %+v, want a bad_message Error for the empty message", env.Type, e)
-		}
-		return
+	env := c.nextMessage()
+	var e protocol.Error
+	if env.Type != protocol.TypeError || protocol.DecodeBody(env, &e) != nil || e.Code != protocol.CodeBadMessage {
+		t.Fatalf("got %s %+v, want a bad_message Error for the empty message", env.Type, e)
 	}
 }
 
