@@ -195,14 +195,15 @@ function pathAround(members: Set<string>, next: Map<string, string[]>): string[]
   const prev = new Map<string, string>();
   const queue = [start];
   const seen = new Set([start]);
-  while (queue.length > 0) {
-    const n = queue.shift()!;
+  for (let head = 0; head < queue.length; head++) {
+    const n = queue[head]!;
     for (const t of next.get(n) ?? []) {
       if (!members.has(t)) continue;
       if (t === start) {
-        const path = [start];
-        for (let at: string | undefined = n; at !== undefined && at !== start; at = prev.get(at)) path.splice(1, 0, at);
-        return [...path, start];
+        // Walked back from n, then reversed: inserting at the front would cost n² on a long circle.
+        const back: string[] = [];
+        for (let at: string | undefined = n; at !== undefined && at !== start; at = prev.get(at)) back.push(at);
+        return [start, ...back.reverse(), start];
       }
       if (!seen.has(t)) {
         seen.add(t);
