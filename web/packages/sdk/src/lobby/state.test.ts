@@ -48,11 +48,16 @@ describe('LobbyClient state', () => {
     const client = await LobbyClient.connect('ws://x/ws', 'Ada', { transport: server.factory, resume: true, resumePolicy: now });
     const seen: string[] = [];
     client.on('reconnecting', ({ attempt }) => seen.push(`${kindOf(client)} ${attempt}`));
-    client.on('resumed', () => seen.push(`resumed ${kindOf(client)}`));
+    const resumed = new Promise<void>((resolve) =>
+      client.on('resumed', () => {
+        seen.push(`resumed ${kindOf(client)}`);
+        resolve();
+      }),
+    );
 
     server.drop(1006);
     expect(stateOf(client)).toMatchObject({ kind: 'resuming', attempt: 1, transport: null, url: 'ws://x/ws' });
-    await tick();
+    await resumed;
     expect(seen).toEqual(['resuming 1', 'resuming 2', 'resumed open']);
     expect(kindOf(client)).toBe('open');
   });
@@ -65,10 +70,15 @@ describe('LobbyClient state', () => {
       resumePolicy: { nextRetryDelayMs: (n) => (n <= 2 ? 0 : null) },
     });
     const closes: number[] = [];
-    client.on('close', ({ code }) => closes.push(code));
+    const closed = new Promise<void>((resolve) =>
+      client.on('close', ({ code }) => {
+        closes.push(code);
+        resolve();
+      }),
+    );
     server.drop(1006);
-    await tick();
-    await tick();
+    await closed;
+    await tick(); // nothing after the close: no timer fires another attempt
     expect([kindOf(client), closes]).toEqual(['closed', [1006]]);
   });
 
