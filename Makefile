@@ -9,7 +9,7 @@ FUZZTIME ?= 60s
 .PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
-node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json games/*/package.json examples/*/package.json)
+node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json web/games/*/package.json examples/*/package.json)
 	npm ci --no-audit --no-fund
 	@touch $@
 

@@ -16,9 +16,9 @@ const TEST_MODULES: readonly { what: string; module: string; marker: string }[] 
   { what: 'CuttableTransport', module: 'web/app/cuttable-transport.ts', marker: 'network cut' },
   { what: 'TestTraffic', module: 'web/app/test-traffic.ts', marker: 'testsReceived' },
   { what: 'the lobby page test hooks', module: 'web/app/test-hooks.ts', marker: 'hostrelayTest' },
-  { what: 'the arena test hooks', module: 'games/arena/src/test-hooks.ts', marker: 'hostrelayGame' },
-  { what: 'the pointer demo test hooks', module: 'games/pointer/src/test-hooks.ts', marker: 'hostrelayPointer' },
-  { what: 'the duel test hooks', module: 'games/duel/src/test-hooks.ts', marker: 'hostrelayDuel' },
+  { what: 'the arena test hooks', module: 'web/games/arena/src/test-hooks.ts', marker: 'hostrelayGame' },
+  { what: 'the pointer demo test hooks', module: 'web/games/pointer/src/test-hooks.ts', marker: 'hostrelayPointer' },
+  { what: 'the duel test hooks', module: 'web/games/duel/src/test-hooks.ts', marker: 'hostrelayDuel' },
 ];
 
 function filesUnder(dir: string): string[] {

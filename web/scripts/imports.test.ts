@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkImports, circlesOf, type Part } from './imports';
+import { REPO_PARTS, checkImports, circlesOf, orderProblems, type Part } from './imports';
 
 // Small repositories on disk, read the way the real one is: from a
 // tsconfig.json, each import resolved by tsc's own resolution.
@@ -27,7 +27,7 @@ function repo(files: Record<string, string>): string {
 
 const PARTS: Part[] = [
   { name: 'sdk', dir: 'sdk', uses: [] },
-  { name: 'games', dir: 'games', uses: ['sdk'] },
+  { name: 'games', dir: 'games', uses: ['sdk'], units: true },
   { name: 'app', dir: 'app', uses: ['sdk', 'games'] },
 ];
 
@@ -94,6 +94,36 @@ describe('checkImports', () => {
       'sdk/a.ts': "import { f } from '../fuzz/index';\nexport const u = f;\n",
     });
     expect(checkImports(root, parts).layering).toEqual(['sdk/a.ts: imports ../fuzz/index (fuzz/index.ts): sdk may not import fuzz']);
+  });
+});
+
+describe("this repository's layers", () => {
+  it('read top-down under web/: a game may not import the app, nor a package a game', () => {
+    const root = repo({
+      'web/packages/sdk/src/index.ts': "import { arena } from '../../../games/arena/src/index';\nexport const sdk = arena;\n",
+      'web/games/arena/src/index.ts': "import { app } from '../../../app/main';\nexport const arena = app;\n",
+      'web/games/duel/src/index.ts': "import { arena } from '../../arena/src/index';\nexport const duel = arena;\n",
+      'web/app/main.ts': 'export const app = 1;\n',
+    });
+    expect(checkImports(root, REPO_PARTS).layering).toEqual([
+      'web/games/arena/src/index.ts: imports ../../../app/main (web/app/main.ts): games may not import the lobby app',
+      'web/games/duel/src/index.ts: imports ../../arena/src/index (web/games/arena/src/index.ts): web/games/duel may not import web/games/arena: each game and example stands alone',
+      'web/packages/sdk/src/index.ts: imports ../../../games/arena/src/index (web/games/arena/src/index.ts): @hostrelay/sdk may not import games',
+    ]);
+  });
+
+  it('are listed bottom-up', () => {
+    expect(orderProblems(REPO_PARTS)).toEqual([]);
+    const upsideDown: Part[] = [
+      { name: 'app', dir: 'app', uses: ['games'] },
+      { name: 'games', dir: 'games', uses: ['sdk', 'nowhere'] },
+      { name: 'sdk', dir: 'sdk', uses: [] },
+    ];
+    expect(orderProblems(upsideDown)).toEqual([
+      'app uses games, which is not below it',
+      'games uses sdk, which is not below it',
+      'games uses nowhere, which is no part',
+    ]);
   });
 });
 

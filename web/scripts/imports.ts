@@ -5,7 +5,10 @@
 //     imports included: a circle of types still ties the files together);
 //   - layers: each part of the repository imports only the parts below it,
 //     and those by package name, the way a game outside this repository
-//     would (protocol ← sdk ← netcode ← games, examples ← the lobby app).
+//     would. Under web/ the folder names read top-down: web/app (the lobby
+//     app) imports web/games, which import web/packages (protocol ← sdk ←
+//     netcode); examples/ imports the packages as published, and each game
+//     and example stands alone.
 //
 // `npm run check:imports` (part of `make vet`) runs both on the repository.
 import { readFileSync } from 'node:fs';
@@ -24,6 +27,8 @@ export interface Part {
   testUses?: readonly string[];
   /** It may import other parts by relative path (tests and tools that reach into the app's types). */
   relativeOk?: boolean;
+  /** Each folder directly under `dir` stands alone: none imports another (the games, the examples). */
+  units?: boolean;
 }
 
 export interface ImportEdge {
@@ -41,24 +46,24 @@ export interface ImportReport {
   layering: string[];
 }
 
-const PACKAGES = ['protocol', 'sdk', 'netcode'];
+const PACKAGES = ['protocol', 'sdk', 'netcode'].map((p) => `@hostrelay/${p}`);
+const FUZZ = ['@hostrelay/fuzz'];
 
-/** This repository's parts, lowest first. */
+/** This repository's parts, lowest first: a part uses only parts listed before it. */
 export const REPO_PARTS: readonly Part[] = [
-  { name: '@hostrelay/protocol', dir: 'web/packages/protocol', uses: [], testUses: ['@hostrelay/fuzz'] },
-  { name: '@hostrelay/sdk', dir: 'web/packages/sdk', uses: ['@hostrelay/protocol'], testUses: ['@hostrelay/fuzz'] },
-  {
-    name: '@hostrelay/netcode',
-    dir: 'web/packages/netcode',
-    uses: ['@hostrelay/protocol', '@hostrelay/sdk'],
-    testUses: ['@hostrelay/fuzz'],
-  },
+  // web/packages: the bottom layer, the npm packages (fuzz: private, for their tests).
   { name: '@hostrelay/fuzz', dir: 'web/packages/fuzz', uses: [] },
-  { name: 'games', dir: 'games', uses: PACKAGES.map((p) => `@hostrelay/${p}`), testUses: ['@hostrelay/fuzz'] },
-  { name: 'examples', dir: 'examples', uses: PACKAGES.map((p) => `@hostrelay/${p}`) },
-  { name: 'the lobby app', dir: 'web/app', uses: [...PACKAGES.map((p) => `@hostrelay/${p}`), 'games'], testUses: ['@hostrelay/fuzz'] },
+  { name: '@hostrelay/protocol', dir: 'web/packages/protocol', uses: [], testUses: FUZZ },
+  { name: '@hostrelay/sdk', dir: 'web/packages/sdk', uses: ['@hostrelay/protocol'], testUses: FUZZ },
+  { name: '@hostrelay/netcode', dir: 'web/packages/netcode', uses: ['@hostrelay/protocol', '@hostrelay/sdk'], testUses: FUZZ },
+  // web/games: the middle, each game built on the packages alone.
+  { name: 'games', dir: 'web/games', uses: PACKAGES, testUses: FUZZ, units: true },
+  // web/app: the top, the lobby app, on the games and the packages.
+  { name: 'the lobby app', dir: 'web/app', uses: [...PACKAGES, 'games'], testUses: FUZZ },
   { name: 'web scripts', dir: 'web/scripts', uses: [] },
-  { name: 'e2e', dir: 'e2e', uses: ['the lobby app', 'games', 'examples', ...PACKAGES.map((p) => `@hostrelay/${p}`)], relativeOk: true },
+  // Beside web/: games written the way a user would (the packages as published), and the tests around it all.
+  { name: 'examples', dir: 'examples', uses: PACKAGES, units: true },
+  { name: 'e2e', dir: 'e2e', uses: ['the lobby app', 'games', 'examples', ...PACKAGES], relativeOk: true },
   { name: 'bench', dir: 'bench', uses: ['e2e', 'the lobby app'], relativeOk: true },
 ];
 
@@ -66,7 +71,7 @@ function isTestFile(path: string): boolean {
   return /\.(test|test-util|fuzz\.test|pack-test)\.ts$/.test(path);
 }
 
-/** The part a file belongs to: the longest matching dir (games/arena/… is in games). */
+/** The part a file belongs to: the longest matching dir (web/games/arena/… is in games). */
 function partOf(parts: readonly Part[], file: string): Part | undefined {
   let best: Part | undefined;
   for (const p of parts) {
@@ -75,10 +80,24 @@ function partOf(parts: readonly Part[], file: string): Part | undefined {
   return best;
 }
 
-/** The game or example a file is in (games/arena, examples/pong), for the rule that they stay apart. */
-function unitOf(file: string): string | null {
-  const m = /^(games|examples)\/([^/]+)\//.exec(file);
-  return m ? `${m[1]}/${m[2]}` : null;
+/** The game or example a file is in (web/games/arena, examples/pong), for the rule that they stay apart. */
+function unitOf(part: Part, file: string): string | null {
+  if (!part.units) return null;
+  const m = /^[^/]+\//.exec(file.slice(part.dir.length + 1));
+  return m ? `${part.dir}/${m[0].slice(0, -1)}` : null;
+}
+
+/** A part that uses one listed after it (or one not listed): the parts must be listed bottom-up. */
+export function orderProblems(parts: readonly Part[]): string[] {
+  const problems: string[] = [];
+  parts.forEach((p, i) => {
+    for (const used of [...p.uses, ...(p.testUses ?? [])]) {
+      const at = parts.findIndex((q) => q.name === used);
+      if (at < 0) problems.push(`${p.name} uses ${used}, which is no part`);
+      else if (at >= i) problems.push(`${p.name} uses ${used}, which is not below it`);
+    }
+  });
+  return problems;
 }
 
 /** Reads the graph under `root` from its tsconfig.json and checks it. */
@@ -95,7 +114,7 @@ export function checkImports(root: string, parts: readonly Part[] = REPO_PARTS, 
   const files = parsed.fileNames.filter((f) => /\.tsx?$/.test(f) && !f.endsWith('.d.ts'));
   const known = new Set(files.map((f) => resolve(f)));
   const edges: ImportEdge[] = [];
-  const layering: string[] = [];
+  const layering: string[] = orderProblems(parts).map((p) => `the parts' order: ${p}`);
 
   for (const file of files) {
     const from = rel(file);
@@ -116,8 +135,8 @@ function layerProblem(parts: readonly Part[], from: string, to: string, specifie
   const a = partOf(parts, from);
   const b = partOf(parts, to);
   if (!a || !b) return null; // config files at the root
-  const ua = unitOf(from);
-  const ub = unitOf(to);
+  const ua = unitOf(a, from);
+  const ub = unitOf(b, to);
   if (a === b) {
     if (ua !== ub) return `${ua ?? a.name} may not import ${ub ?? b.name}: each game and example stands alone`;
     return null;
@@ -195,14 +214,15 @@ function pathAround(members: Set<string>, next: Map<string, string[]>): string[]
   const prev = new Map<string, string>();
   const queue = [start];
   const seen = new Set([start]);
-  while (queue.length > 0) {
-    const n = queue.shift()!;
+  for (let head = 0; head < queue.length; head++) {
+    const n = queue[head]!;
     for (const t of next.get(n) ?? []) {
       if (!members.has(t)) continue;
       if (t === start) {
-        const path = [start];
-        for (let at: string | undefined = n; at !== undefined && at !== start; at = prev.get(at)) path.splice(1, 0, at);
-        return [...path, start];
+        // Walked back from n, then reversed: inserting at the front would cost n² on a long circle.
+        const back: string[] = [];
+        for (let at: string | undefined = n; at !== undefined && at !== start; at = prev.get(at)) back.push(at);
+        return [start, ...back.reverse(), start];
       }
       if (!seen.has(t)) {
         seen.add(t);

@@ -5,7 +5,7 @@ import (
 	"math"
 )
 
-// The lobby page's demo packets (games/pointer/src/packets.ts), little-endian:
+// The lobby page's demo packets (web/games/pointer/src/packets.ts), little-endian:
 //
 //	pointer / echo: kind u8 | seq u32 | x u16 | y u16 | sentAt f64   (17 bytes)
 //	test:           kind u8 | seq u32                                 (5 bytes)
