@@ -43,7 +43,7 @@ type hostrelay struct {
 // All players share 127.0.0.1, so the per-IP limits, which are there for
 // the open internet, would refuse most of them; per-session limits stay at
 // their defaults, since one honest player must fit them (the soak checks it).
-func serverFlags(players int) [][2]string {
+func serverFlags(players, floods int) [][2]string {
 	return [][2]string{
 		// Loopback only, ports chosen by the kernel.
 		{"-http", "127.0.0.1:0"}, {"-turn-udp", "127.0.0.1:0"}, {"-turn-tcp", "127.0.0.1:0"},
@@ -56,7 +56,9 @@ func serverFlags(players int) [][2]string {
 		{"-log-format", "json"}, {"-log-level", "info"},
 		// Every player holds one lobby connection from 127.0.0.1; a resume
 		// briefly holds a second while the server notices the first is dead.
-		{"-max-conns-per-ip", strconv.Itoa(2*players + 64)},
+		// An attacker (-floods) holds one, and one more while the server
+		// finishes a connection it closed.
+		{"-max-conns-per-ip", strconv.Itoa(2*players + 2*floods + 64)},
 		// Joins per IP per minute: the ramp alone joins every player within
 		// a minute, and churn keeps joining.
 		{"-joins-per-minute", "1000000"},
