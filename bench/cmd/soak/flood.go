@@ -85,37 +85,48 @@ func (f *floodCounters) note(format string, args ...any) {
 }
 
 // floods runs the attackers in every flood window of the run and returns
-// when the last has ended.
-func (s *soak) floods(ctx context.Context) {
-	for _, w := range s.cfg.floodWindows() {
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(time.Until(s.start.Add(w[0]))):
-		}
-		wctx, cancel := context.WithDeadline(ctx, s.start.Add(w[1]))
-		var wg sync.WaitGroup
-		for i := range s.cfg.floods {
-			wg.Add(1)
-			go func() { defer wg.Done(); s.attack(wctx, attackKind(i%3), i) }()
-		}
-		wg.Wait()
-		cancel()
+// when the last window has ended.
+//
+// A real attacker spends its own machine's CPU; here it would starve the
+// players' pion stacks on the same cores and the comparison would measure
+// that. So each flooder runs on a thread of its own at -flood-nice; the
+// server gets no such help. The burst readers, light and meant to be
+// clients that read what they are sent, keep the players' priority: at
+// nice 19 on a loaded machine they answered no ping within the server's
+// 10 s and were dropped for it. Such a thread cannot be handed back (its nice
+// value stays), so it ends with its goroutine; and the server was started
+// with Pdeathsig, which the kernel sends when the thread that started it
+// ends, which may be any of them. So the attackers' goroutines end only
+// once release is closed, after the server has stopped.
+func (s *soak) floods(ctx context.Context, release <-chan struct{}) {
+	windows := s.cfg.floodWindows()
+	var wg sync.WaitGroup
+	for i := range s.cfg.floods {
+		wg.Add(1)
+		go func() {
+			runtime.LockOSThread()
+			if s.cfg.floodNice != 0 && attackKind(i%3) != attackBurst {
+				_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), s.cfg.floodNice)
+			}
+			for _, w := range windows {
+				select {
+				case <-ctx.Done():
+				case <-time.After(time.Until(s.start.Add(w[0]))):
+				}
+				wctx, cancel := context.WithDeadline(ctx, s.start.Add(w[1]))
+				s.attack(wctx, attackKind(i%3), i)
+				cancel()
+			}
+			wg.Done()
+			<-release
+		}()
 	}
+	wg.Wait()
 }
 
 // attack runs one attacker until ctx ends, reconnecting -flood-redial after
 // each connection closes.
 func (s *soak) attack(ctx context.Context, kind attackKind, i int) {
-	// A real attacker spends its own machine's CPU; here it would starve
-	// the players' pion stacks on the same cores and the comparison would
-	// measure that. So each attacker runs on a thread of its own at
-	// -flood-nice (the thread ends with the goroutine: it is never
-	// unlocked). The server gets no such help.
-	runtime.LockOSThread()
-	if s.cfg.floodNice != 0 {
-		_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), s.cfg.floodNice)
-	}
 	kc := &s.fc.kinds[kind]
 	addr := s.url[len("ws://"):]
 	addr = addr[:len(addr)-len("/ws")]

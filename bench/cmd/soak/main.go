@@ -328,8 +328,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); d.run(loadCtx) }()
 	}
-	floodsDone := make(chan struct{})
-	go func() { defer close(floodsDone); s.floods(loadCtx) }()
+	floodsDone, release := make(chan struct{}), make(chan struct{})
+	defer close(release) // after the server has stopped: see floods
+	go func() { defer close(floodsDone); s.floods(loadCtx, release) }()
 	<-loadCtx.Done()
 	<-floodsDone
 	interrupted := ctx.Err() != nil
@@ -343,7 +344,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	// Drain: every player has closed; the server must let go of everything.
 	final, took, err := waitDrained(context.WithoutCancel(ctx), srv, idle, cfg.drainBound)
 	if err != nil {
-		return false, err
+		select {
+		case <-srv.done:
+			return false, fmt.Errorf("the server exited during the drain (%v): %w\n%s", srv.exitErr(), err, srv.output())
+		default:
+			return false, err
+		}
 	}
 	rcvbuf1, sndbuf1 := udpErrors()
 	exitErr := srv.stop()

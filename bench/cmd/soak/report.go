@@ -196,6 +196,10 @@ func (r report) writeFloods(w io.Writer) bool {
 			ok = false
 		}
 	}
+	r.srv.mu.Lock()
+	fmt.Fprintf(w, "the server's log, players and attackers together: %d lobby connections dropped as slow consumers, %d for no pong within its timeout\n",
+		r.srv.slowConsumers, r.srv.pingTimeouts)
+	r.srv.mu.Unlock()
 	f.mu.Lock()
 	if len(f.notes) > 0 {
 		fmt.Fprintln(w, "attackers' first notes:")

@@ -35,6 +35,9 @@ type hostrelay struct {
 
 	mu       sync.Mutex
 	warnings map[string]int // WARN and ERROR log lines by message
+	// Lobby connections the server dropped, by its log: a slow consumer
+	// (its queue full), or no pong within the server's PongTimeout.
+	slowConsumers, pingTimeouts int
 	tail     []string       // last lines, for failure reports
 	exit     error          // the process's exit, once done is closed
 }
@@ -168,6 +171,16 @@ func (h *hostrelay) readLog(r io.Reader, ready chan struct{}) {
 			h.tail = h.tail[len(h.tail)-40:]
 		}
 		h.mu.Unlock()
+		switch {
+		case strings.Contains(line, `"msg":"dropping slow consumer"`):
+			h.mu.Lock()
+			h.slowConsumers++
+			h.mu.Unlock()
+		case strings.Contains(line, `"msg":"dropping: ping timeout"`) && strings.Contains(line, "failed to wait for pong"):
+			h.mu.Lock()
+			h.pingTimeouts++
+			h.mu.Unlock()
+		}
 		isWarn := strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`)
 		isListen := ready != nil && strings.Contains(line, `"msg":"listening"`) && strings.Contains(line, `"component":"server"`)
 		if !isWarn && !isListen {
