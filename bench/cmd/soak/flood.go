@@ -91,21 +91,22 @@ func (f *floodCounters) note(format string, args ...any) {
 // players' pion stacks on the same cores and the comparison would measure
 // that. So each flooder runs on a thread of its own at -flood-nice; the
 // server gets no such help. The burst readers, light and meant to be
-// clients that read what they are sent, keep the players' priority: at
-// nice 19 on a loaded machine they answered no ping within the server's
-// 10 s and were dropped for it. Such a thread cannot be handed back (its nice
-// value stays), so it ends with its goroutine; and the server was started
-// with Pdeathsig, which the kernel sends when the thread that started it
-// ends, which may be any of them. So the attackers' goroutines end only
-// once release is closed, after the server has stopped.
+// clients that read what they are sent, are plain goroutines at the
+// players' priority: at nice 19 on a loaded machine they answered no ping
+// within the server's 10 s and were dropped for it. A niced thread cannot
+// be handed back (its nice value stays), so it ends with its goroutine;
+// and the server was started with Pdeathsig, which the kernel sends when
+// the thread that started it ends, which may be any of them. So the
+// attackers' goroutines end only once release is closed, after the server
+// has stopped.
 func (s *soak) floods(ctx context.Context, release <-chan struct{}) {
 	windows := s.cfg.floodWindows()
 	var wg sync.WaitGroup
 	for i := range s.cfg.floods {
 		wg.Add(1)
 		go func() {
-			runtime.LockOSThread()
-			if s.cfg.floodNice != 0 && attackKind(i%3) != attackBurst {
+			if kind := attackKind(i % 3); kind != attackBurst && s.cfg.floodNice != 0 {
+				runtime.LockOSThread()
 				_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), s.cfg.floodNice)
 			}
 			for _, w := range windows {
@@ -224,8 +225,9 @@ func (s *soak) burst(ctx context.Context, c *rawConn, i int) {
 	}
 	for ctx.Err() == nil {
 		_ = c.conn.SetDeadline(time.Now().Add(burstBound))
+		sent := time.Now()
 		if _, err := c.conn.Write(burst); err != nil {
-			s.burstEnded(ctx, i, err)
+			s.burstEnded(ctx, c, i, err, "writing a burst")
 			return
 		}
 		answered := 0
@@ -237,7 +239,8 @@ func (s *soak) burst(ctx context.Context, c *rawConn, i int) {
 					s.fc.note("burst reader %d: %d of %d replies within %v", i, answered, burstRequests, burstBound)
 					return
 				}
-				s.burstEnded(ctx, i, err)
+				s.burstEnded(ctx, c, i, err, fmt.Sprintf("%d of %d replies read, the burst written %v before",
+					answered, burstRequests, time.Since(sent).Round(time.Millisecond)))
 				return
 			}
 			switch env.Type {
@@ -257,7 +260,7 @@ func (s *soak) burst(ctx context.Context, c *rawConn, i int) {
 				if isTimeout(err) && ctx.Err() == nil {
 					break
 				}
-				s.burstEnded(ctx, i, err)
+				s.burstEnded(ctx, c, i, err, "waiting for the budget to refill, every reply read")
 				return
 			}
 		}
@@ -267,12 +270,19 @@ func (s *soak) burst(ctx context.Context, c *rawConn, i int) {
 
 // burstEnded accounts for a burst reader's connection that failed: the
 // end of the window, or the server dropping it.
-func (s *soak) burstEnded(ctx context.Context, i int, err error) {
+func (s *soak) burstEnded(ctx context.Context, c *rawConn, i int, err error, when string) {
 	if ctx.Err() != nil {
 		return
 	}
 	s.fc.burstDropped.Add(1)
-	s.fc.note("burst reader %d: session dropped: %v", i, err)
+	ago := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return time.Since(t).Round(time.Millisecond).String() + " before"
+	}
+	s.fc.note("burst reader %d: session dropped (%v) %s; %d pings answered, the last %s; the last frame read %s",
+		i, err, when, c.pings, ago(c.lastPing), ago(c.lastFrame))
 }
 
 func isTimeout(err error) bool {

@@ -23,6 +23,10 @@ type rawConn struct {
 	conn net.Conn
 	br   *bufio.Reader
 	mask [4]byte // one key for the connection: the server does not check
+	// For a dropped burst reader's note: when the last ping came (and was
+	// answered) and when the last frame of any kind came.
+	lastPing, lastFrame time.Time
+	pings               int
 }
 
 // WebSocket opcodes and first bytes (FIN bit and opcode) the attackers use.
@@ -154,8 +158,11 @@ func (c *rawConn) readMessage() (protocol.Envelope, error) {
 		if err != nil {
 			return protocol.Envelope{}, err
 		}
+		c.lastFrame = time.Now()
 		switch b0 & 0x0f {
 		case opPing:
+			c.lastPing = c.lastFrame
+			c.pings++
 			if _, err := c.conn.Write(c.frame(nil, finBit|opPong, p)); err != nil {
 				return protocol.Envelope{}, err
 			}

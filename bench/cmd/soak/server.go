@@ -35,11 +35,12 @@ type hostrelay struct {
 
 	mu       sync.Mutex
 	warnings map[string]int // WARN and ERROR log lines by message
+	tail     []string       // last lines, for failure reports
+	exit     error          // the process's exit, once done is closed
+
 	// Lobby connections the server dropped, by its log: a slow consumer
 	// (its queue full), or no pong within the server's PongTimeout.
 	slowConsumers, pingTimeouts int
-	tail     []string       // last lines, for failure reports
-	exit     error          // the process's exit, once done is closed
 }
 
 // serverFlags are the flags the soak gives the server, each with why.
