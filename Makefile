@@ -6,7 +6,7 @@ E2E_BIN := bin/hostrelay-e2e
 NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak soak-floods vulncheck screenshots
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json web/games/*/package.json examples/*/package.json)
@@ -121,6 +121,12 @@ soak:
 	$(GO) build -o $(BIN) ./server/cmd/hostrelay
 	$(GO) build -o bin/bench/soak ./bench/cmd/soak
 	bin/bench/soak -hostrelay $(BIN) $(SOAKARGS)
+
+## soak-floods: the soak with issue 24's attackers (pong floods, endless messages, 90-request bursts) in the
+## second half after warm-up; the players' lobby round-trip and game latency p99 must stay within 10 % of the
+## first, quiet half. make soak-floods SOAK_PLAYERS=200 SOAK_FLOODS=12 SOAK_DURATION=4m
+soak-floods:
+	$(MAKE) --no-print-directory soak SOAK_FLOODS=$${SOAK_FLOODS:-12} SOAK_DURATION=$${SOAK_DURATION:-10m}
 
 ## vulncheck: govulncheck over every package (needs vuln.go.dev; says SKIPPED when unreachable)
 ## (VULNDB=file:///path or https://mirror points it at another copy of the database)

@@ -57,6 +57,13 @@ type config struct {
 	tol        tolerances
 	serverArgs string
 	serverLog  string
+	probeEvery time.Duration // each player's lobby round-trip probe
+
+	floods      int           // attackers beside the players (issue 24 items 1 and 7)
+	floodPhases int           // slices after warm-up, quiet and flood in turn; 1: floods the whole run
+	floodRedial time.Duration // an attacker's pause before reconnecting
+	floodTol    float64       // how far the flood phase's p99 may exceed the quiet phase's
+	floodNice   int           // the attackers' threads' nice value
 }
 
 func parseConfig(args []string, getenv func(string) string, usage io.Writer) (config, error) {
@@ -84,6 +91,15 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	fs.Float64Var(&c.tol.RSS, "tolerance-rss", c.tol.RSS, "growth allowed from the first to the last third for RSS")
 	fs.StringVar(&c.serverArgs, "server-args", "", "extra flags for the server, space-separated (after the soak's own)")
 	fs.StringVar(&c.serverLog, "server-log", "", "write the server's whole log (JSON lines) to this file")
+	fs.DurationVar(&c.probeEvery, "probe-every", 2*time.Second, "how often each player in a room times a lobby request (setReady to its current value: an OK, no broadcast); 0: never")
+	fs.IntVar(&c.floods, "floods", 0, "attackers beside the players: a third unsolicited-pong flooders, a third endless-message flooders "+
+		"(empty continuation frames), a third readers of 90-request bursts (issue 24 items 1 and 7)")
+	fs.IntVar(&c.floodPhases, "flood-phases", 2, "with -floods: the time after warm-up is cut into this many slices, quiet and flood in turn "+
+		"(quiet first), and the players' p99s are compared; 1: floods for the whole run, nothing compared")
+	fs.DurationVar(&c.floodRedial, "flood-redial", 100*time.Millisecond, "an attacker's pause before it reconnects after the server closed it")
+	fs.IntVar(&c.floodNice, "flood-nice", 19, "nice value of the attackers' threads: a real attacker's CPU is its own machine's, "+
+		"here it would starve the players on the same cores; 0: the players' priority")
+	fs.Float64Var(&c.floodTol, "flood-tolerance", 0.10, "how far the flood slices' lobby round-trip and game latency p99 may exceed the quiet slices'")
 	var envErr error
 	fs.VisitAll(func(f *flag.Flag) {
 		name := "SOAK_" + strings.ToUpper(strings.ReplaceAll(f.Name, "-", "_"))
@@ -108,6 +124,8 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		return c, fmt.Errorf("-hz %d: must be between 1 and 120", c.hz)
 	case c.duration <= 0 || c.joinRate <= 0 || c.churnEvery <= 0:
 		return c, errors.New("-duration, -join-rate and -churn-every must be positive")
+	case c.floods < 0 || c.floodPhases < 1 || c.probeEvery < 0 || c.floodRedial < 0:
+		return c, errors.New("-floods, -probe-every and -flood-redial must not be negative, -flood-phases at least 1")
 	}
 	if c.warmup == 0 {
 		ramp := time.Duration(float64(c.players) / c.joinRate * float64(time.Second))
@@ -116,7 +134,44 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	if c.every == 0 {
 		c.every = min(max(c.duration/90, 2*time.Second), 20*time.Second)
 	}
+	if c.floods > 0 && c.floodPhases > 1 && c.warmup >= c.duration {
+		return c, fmt.Errorf("-floods with -flood-phases %d: the warm-up %v leaves nothing of -duration %v to compare", c.floodPhases, c.warmup, c.duration)
+	}
 	return c, nil
+}
+
+// compared reports whether the run compares quiet and flood slices.
+func (c config) compared() bool { return c.floods > 0 && c.floodPhases > 1 }
+
+// phaseAt is the phase of the comparison at t since the load started: -1
+// none (warm-up, or no comparison), 0 quiet, 1 flood.
+func (c config) phaseAt(t time.Duration) int {
+	if !c.compared() || t < c.warmup {
+		return -1
+	}
+	slice := (c.duration - c.warmup) / time.Duration(c.floodPhases)
+	return min(int((t-c.warmup)/slice), c.floodPhases-1) % 2
+}
+
+// floodWindows are the spans, since the load started, in which the
+// attackers run.
+func (c config) floodWindows() [][2]time.Duration {
+	switch {
+	case c.floods == 0:
+		return nil
+	case c.floodPhases == 1:
+		return [][2]time.Duration{{0, c.duration}}
+	}
+	slice := (c.duration - c.warmup) / time.Duration(c.floodPhases)
+	var w [][2]time.Duration
+	for i := 1; i < c.floodPhases; i += 2 {
+		end := c.warmup + time.Duration(i+1)*slice
+		if i+1 == c.floodPhases {
+			end = c.duration
+		}
+		w = append(w, [2]time.Duration{c.warmup + time.Duration(i)*slice, end})
+	}
+	return w
 }
 
 // soak is the state the players share.
@@ -130,6 +185,23 @@ type soak struct {
 	sdkLogs  *logCounter
 	openTime hist // from a channel being due to open to PeerOpen
 	latency  hist // one way, sender to receiver, game packets
+	lobbyRTT hist // a lobby request to its reply (the players' probes)
+	start    time.Time
+	phases   [2]phaseStats // quiet and flood, when compared
+	fc       floodCounters
+}
+
+// phaseStats are the players' figures in one phase of a flood comparison.
+type phaseStats struct {
+	latency, lobbyRTT hist
+}
+
+// phase is the phase the run is in now, or nil outside a comparison.
+func (s *soak) phase() *phaseStats {
+	if i := s.cfg.phaseAt(time.Since(s.start)); i >= 0 {
+		return &s.phases[i]
+	}
+	return nil
 }
 
 // rewriteICE keeps TURN over UDP only, unless -turn-tcp.
@@ -179,7 +251,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		return false, err
 	}
 	var args []string
-	for _, f := range serverFlags(cfg.players) {
+	for _, f := range serverFlags(cfg.players, cfg.floods) {
 		if !names[strings.TrimPrefix(f[0], "-")] {
 			return false, fmt.Errorf("%s has no %s flag: rebuild it (make soak does)", cfg.bin, f[0])
 		}
@@ -211,6 +283,14 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	fmt.Fprintf(out, "soak: %d players in rooms of %d for %v, %d Hz × %d B each way per link, churn every %v per room (mean), TURN over UDP%s\n",
 		cfg.players, cfg.roomSize, cfg.duration, cfg.hz, cfg.packet, cfg.churnEvery, map[bool]string{true: " and TCP", false: ""}[cfg.turnTCP])
 	fmt.Fprintf(out, "soak: server pid %d, http %s, debug %s; warm-up %v, a sample every %v\n", srv.pid, srv.http, srv.debug, cfg.warmup, cfg.every)
+	if cfg.floods > 0 {
+		var ws []string
+		for _, w := range cfg.floodWindows() {
+			ws = append(ws, fmt.Sprintf("%v–%v", w[0].Round(time.Second), w[1].Round(time.Second)))
+		}
+		fmt.Fprintf(out, "soak: %d attackers (pong flooders, endless-message flooders, 90-request burst readers in turn) at %s\n",
+			cfg.floods, strings.Join(ws, ", "))
+	}
 	if len(unraised) > 0 {
 		fmt.Fprintf(out, "soak: WARNING: the server has per-IP limits the soak does not raise: %s (pass them with SOAK_SERVER_ARGS)\n", strings.Join(unraised, ", "))
 	}
@@ -227,6 +307,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	loadCtx, cancelLoad := context.WithTimeout(ctx, cfg.duration)
 	defer cancelLoad()
 	start := time.Now()
+	s.start = start
 	var samples []sample
 	var sampleErr error
 	sampling := make(chan struct{})
@@ -247,7 +328,11 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); d.run(loadCtx) }()
 	}
+	floodsDone, release := make(chan struct{}), make(chan struct{})
+	defer close(release) // after the server has stopped: see floods
+	go func() { defer close(floodsDone); s.floods(loadCtx, release) }()
 	<-loadCtx.Done()
+	<-floodsDone
 	interrupted := ctx.Err() != nil
 	<-sampling // out is the sampler's until it ends
 	fmt.Fprintf(out, "soak: load over after %v; closing every player\n", time.Since(start).Round(time.Second))
@@ -259,7 +344,12 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	// Drain: every player has closed; the server must let go of everything.
 	final, took, err := waitDrained(context.WithoutCancel(ctx), srv, idle, cfg.drainBound)
 	if err != nil {
-		return false, err
+		select {
+		case <-srv.done:
+			return false, fmt.Errorf("the server exited during the drain (%v): %w\n%s", srv.exitErr(), err, srv.output())
+		default:
+			return false, err
+		}
 	}
 	rcvbuf1, sndbuf1 := udpErrors()
 	exitErr := srv.stop()

@@ -29,7 +29,9 @@ type player struct {
 	loopDone  chan struct{} // closed when the room's loop has ended
 	expectEnd bool          // the driver is ending this room on purpose
 	resumeBy  time.Time     // a cut awaits Resumed until then; zero: none
+	cuts      int           // lobby connections cut so far: a probe across a cut is not timed
 	closed    bool
+	stopProbe chan struct{} // closed by close
 }
 
 // newPlayer opens a lobby session, paced by the soak's join rate.
@@ -52,7 +54,64 @@ func (s *soak) newPlayer(ctx context.Context) (*player, error) {
 	}
 	s.c.players.Add(1)
 	p.lobby = l
+	if s.cfg.probeEvery > 0 {
+		p.stopProbe = make(chan struct{})
+		go p.probe(ctx)
+	}
 	return p, nil
+}
+
+// probe times a cheap lobby request every -probe-every while the player is
+// in a room: setReady to the value it already has, which the server answers
+// with an OK and broadcasts to nobody. The time goes to the lobby
+// round-trip histogram; a probe across a cut of the lobby connection is not
+// timed (it waits for the resume, not for the server).
+func (p *player) probe(ctx context.Context) {
+	every := p.s.cfg.probeEvery
+	first := time.NewTimer(rand.N(every)) //nolint:gosec // spreading the probes, not a secret
+	defer first.Stop()
+	select {
+	case <-first.C:
+	case <-p.stopProbe:
+		return
+	case <-ctx.Done():
+		return
+	}
+	tick := time.NewTicker(every)
+	defer tick.Stop()
+	for {
+		p.mu.Lock()
+		cuts, away := p.cuts, !p.resumeBy.IsZero()
+		p.mu.Unlock()
+		if r, _ := p.current(); r != nil && !away {
+			pctx, cancel := context.WithTimeout(ctx, p.s.cfg.openBound)
+			t0 := time.Now()
+			err := r.SetReady(pctx, false)
+			d := time.Since(t0)
+			cancel()
+			p.mu.Lock()
+			same := cuts == p.cuts && p.resumeBy.IsZero()
+			p.mu.Unlock()
+			switch {
+			case err == nil && same:
+				p.s.lobbyRTT.add(d)
+				if ph := p.s.phase(); ph != nil {
+					ph.lobbyRTT.add(d)
+				}
+			case err != nil && same && ctx.Err() == nil:
+				// Leaving a room races the probe (not_in_room): counted,
+				// not judged.
+				p.s.c.probeErrors.Add(1)
+			}
+		}
+		select {
+		case <-tick.C:
+		case <-p.stopProbe:
+			return
+		case <-ctx.Done():
+			return
+		}
+	}
 }
 
 // errCode is a server refusal's code, or the error's text.
@@ -158,6 +217,7 @@ func (p *player) leave(ctx context.Context) {
 func (p *player) cut() {
 	p.mu.Lock()
 	p.resumeBy = time.Now().Add(p.s.cfg.seatGrace + p.s.cfg.openBound)
+	p.cuts++
 	p.mu.Unlock()
 	p.s.c.resumesAsked.Add(1)
 	p.net.Cut()
@@ -173,6 +233,9 @@ func (p *player) close() {
 	p.closed, p.expectEnd = true, true
 	done := p.loopDone
 	p.mu.Unlock()
+	if p.stopProbe != nil {
+		close(p.stopProbe)
+	}
 	_ = p.lobby.Close()
 	if done != nil {
 		<-done
@@ -390,6 +453,9 @@ func (l *roomLoop) message(m client.Message) {
 		st.count++
 		st.maxSeq = max(st.maxSeq, uint64(seq)+1)
 		l.p.s.latency.add(now.Sub(sent))
+		if ph := l.p.s.phase(); ph != nil {
+			ph.latency.add(now.Sub(sent))
+		}
 	case kindEvents:
 		c.eventsRecv.Add(1)
 		if seq != st.evNext {

@@ -66,6 +66,8 @@ func (r report) write(w io.Writer) bool {
 	fmt.Fprintf(w, "game packets: %d sent, %d received, %d missing between arrivals (%.4f%%; limit %.4f%%), %d dropped by the SDK's full queue\n",
 		sent, recv, lost, 100*loss, 100*r.cfg.maxLoss, c.sdkDropped.Load())
 	fmt.Fprintf(w, "game one-way latency: %s\n", &r.s.latency)
+	fmt.Fprintf(w, "lobby round trip (setReady → OK, every %v per player in a room): %s; %d probes failed (a leave racing them; not judged)\n",
+		r.cfg.probeEvery, &r.s.lobbyRTT, c.probeErrors.Load())
 	d := r.final.Dropped
 	fmt.Fprintf(w, "where packets were dropped: TURN queue overflow %d, bandwidth limit %d, peer policy %d, stray %d (server /healthz); "+
 		"kernel UDP receive-buffer drops %d, send-buffer %d (the whole machine, /proc/net/snmp)\n",
@@ -114,6 +116,10 @@ func (r report) write(w io.Writer) bool {
 	}
 	c.mu.Unlock()
 
+	if r.cfg.floods > 0 {
+		ok = r.writeFloods(w) && ok
+	}
+
 	fmt.Fprintln(w, "\n== CPU after warm-up")
 	fmt.Fprintln(w, cpuSummary(r.samples, r.cfg.warmup))
 	r.srv.mu.Lock()
@@ -142,4 +148,100 @@ func orNone(s string) string {
 		return "none"
 	}
 	return s
+}
+
+// writeFloods reports the attackers and, when the run has quiet and flood
+// slices, compares the players' figures in each; it returns whether both
+// passed.
+func (r report) writeFloods(w io.Writer) bool {
+	ok := true
+	f := &r.s.fc
+	var span time.Duration
+	for _, win := range r.cfg.floodWindows() {
+		span += win[1] - win[0]
+	}
+	fmt.Fprintf(w, "\n== floods: %d attackers (issue 24 items 1 and 7) for %v, threads at nice %d, %v before each reconnect\n",
+		r.cfg.floods, span, r.cfg.floodNice, r.cfg.floodRedial)
+	for k := attackPongs; k <= attackBurst; k++ {
+		kc := &f.kinds[k]
+		fmt.Fprintf(w, "%ss: %d connections past hello (%.1f a second), %d refused before it", k, kc.conns.Load(),
+			float64(kc.conns.Load())/span.Seconds(), kc.dialFailed.Load())
+		if k == attackBurst {
+			fmt.Fprintf(w, "; %d bursts of %d requests fully answered, %d requests refused, %d bursts late (> %v), %d sessions dropped\n",
+				f.bursts.Load(), burstRequests, f.burstRefused.Load(), f.burstLate.Load(), burstBound, f.burstDropped.Load())
+			continue
+		}
+		fmt.Fprintf(w, "; %d frames written (into the socket, until the close frame came); closed with 1008: %d, with no close frame (a reset overtook it): %d, otherwise: %d; served past %v: %d\n",
+			kc.frames.Load(), kc.closed1008.Load(), kc.closedBare.Load(), kc.closedElse.Load(), floodBound, kc.servedLong.Load())
+	}
+	var mustBeZero []namedCount
+	for k := attackPongs; k < attackBurst; k++ {
+		kc := &f.kinds[k]
+		mustBeZero = append(mustBeZero, namedCount{fmt.Sprintf("%ss served past %v", k, floodBound), kc.servedLong.Load()},
+			namedCount{fmt.Sprintf("%ss closed otherwise than 1008", k), kc.closedElse.Load()})
+	}
+	mustBeZero = append(mustBeZero, namedCount{"burst sessions dropped", f.burstDropped.Load()},
+		namedCount{"bursts not answered in time", f.burstLate.Load()},
+		namedCount{"burst requests refused", f.burstRefused.Load()})
+	for _, c := range mustBeZero {
+		mark := "ok  "
+		if c.n > 0 {
+			mark, ok = "FAIL", false
+		}
+		fmt.Fprintf(w, "%s %-50s %d\n", mark, c.name, c.n)
+	}
+	for k := attackPongs; k <= attackBurst; k++ {
+		if f.kinds[k].conns.Load() == 0 {
+			fmt.Fprintf(w, "FAIL no %s got past hello: the flood did not happen\n", k)
+			ok = false
+		}
+	}
+	r.srv.mu.Lock()
+	fmt.Fprintf(w, "the server's log, players and attackers together: %d lobby connections dropped as slow consumers, %d for no pong within its timeout\n",
+		r.srv.slowConsumers, r.srv.pingTimeouts)
+	r.srv.mu.Unlock()
+	f.mu.Lock()
+	if len(f.notes) > 0 {
+		fmt.Fprintln(w, "attackers' first notes:")
+		for _, n := range f.notes {
+			fmt.Fprintf(w, "  %s\n", n)
+		}
+	}
+	f.mu.Unlock()
+	if !r.cfg.compared() {
+		fmt.Fprintln(w, "(floods for the whole run: no quiet phase to compare with)")
+		return ok
+	}
+
+	fmt.Fprintf(w, "\n== players, quiet against flood (%d slices after the warm-up, quiet first)\n", r.cfg.floodPhases)
+	var figs [2]phaseFigures
+	for i, name := range []string{"quiet", "flood"} {
+		ph := &r.s.phases[i]
+		figs[i] = phaseFigures{LobbyRTT: ph.lobbyRTT.quantile(0.99), Game: ph.latency.quantile(0.99),
+			LobbyN: ph.lobbyRTT.count(), GameN: ph.latency.count()}
+		srv, soak := phaseCPU(r.samples, r.cfg, i)
+		fmt.Fprintf(w, "%s: lobby round trip %s; game one-way latency %s; server %.2f cores, soak %.2f cores\n",
+			name, &ph.lobbyRTT, &ph.latency, srv, soak)
+	}
+	cs := floodChecks(figs[0], figs[1], r.cfg.floodTol)
+	writeChecksAs(w, cs, "quiet", "flood")
+	return allOK(cs) && ok
+}
+
+// phaseCPU is the mean CPU of the server and of the soak over the samples
+// of phase (0 quiet, 1 flood), each sample placed by the middle of the
+// interval it covers.
+func phaseCPU(samples []sample, cfg config, phase int) (srv, soak float64) {
+	n := 0
+	for _, s := range samples {
+		if cfg.phaseAt(s.At-cfg.every/2) == phase {
+			srv += s.ServerCPU
+			soak += s.SoakCPU
+			n++
+		}
+	}
+	if n == 0 {
+		return 0, 0
+	}
+	return srv / float64(n), soak / float64(n)
 }

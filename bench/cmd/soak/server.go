@@ -37,13 +37,17 @@ type hostrelay struct {
 	warnings map[string]int // WARN and ERROR log lines by message
 	tail     []string       // last lines, for failure reports
 	exit     error          // the process's exit, once done is closed
+
+	// Lobby connections the server dropped, by its log: a slow consumer
+	// (its queue full), or no pong within the server's PongTimeout.
+	slowConsumers, pingTimeouts int
 }
 
 // serverFlags are the flags the soak gives the server, each with why.
 // All players share 127.0.0.1, so the per-IP limits, which are there for
 // the open internet, would refuse most of them; per-session limits stay at
 // their defaults, since one honest player must fit them (the soak checks it).
-func serverFlags(players int) [][2]string {
+func serverFlags(players, floods int) [][2]string {
 	return [][2]string{
 		// Loopback only, ports chosen by the kernel.
 		{"-http", "127.0.0.1:0"}, {"-turn-udp", "127.0.0.1:0"}, {"-turn-tcp", "127.0.0.1:0"},
@@ -56,7 +60,9 @@ func serverFlags(players int) [][2]string {
 		{"-log-format", "json"}, {"-log-level", "info"},
 		// Every player holds one lobby connection from 127.0.0.1; a resume
 		// briefly holds a second while the server notices the first is dead.
-		{"-max-conns-per-ip", strconv.Itoa(2*players + 64)},
+		// An attacker (-floods) holds one, and one more while the server
+		// finishes a connection it closed.
+		{"-max-conns-per-ip", strconv.Itoa(2*players + 2*floods + 64)},
 		// Joins per IP per minute: the ramp alone joins every player within
 		// a minute, and churn keeps joining.
 		{"-joins-per-minute", "1000000"},
@@ -166,6 +172,16 @@ func (h *hostrelay) readLog(r io.Reader, ready chan struct{}) {
 			h.tail = h.tail[len(h.tail)-40:]
 		}
 		h.mu.Unlock()
+		switch {
+		case strings.Contains(line, `"msg":"dropping slow consumer"`):
+			h.mu.Lock()
+			h.slowConsumers++
+			h.mu.Unlock()
+		case strings.Contains(line, `"msg":"dropping: ping timeout"`) && strings.Contains(line, "failed to wait for pong"):
+			h.mu.Lock()
+			h.pingTimeouts++
+			h.mu.Unlock()
+		}
 		isWarn := strings.Contains(line, `"level":"WARN"`) || strings.Contains(line, `"level":"ERROR"`)
 		isListen := ready != nil && strings.Contains(line, `"msg":"listening"`) && strings.Contains(line, `"component":"server"`)
 		if !isWarn && !isListen {

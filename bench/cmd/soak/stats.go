@@ -31,6 +31,8 @@ type counters struct {
 	eventsSent atomic.Int64
 	eventsRecv atomic.Int64
 	sdkDropped atomic.Int64 // game messages the SDK dropped: our reader was late
+	// Lobby probes that failed outside a cut (a leave racing the probe).
+	probeErrors atomic.Int64
 	// Sends that failed because the peer had just closed the connection
 	// (PeerClosed followed): what a game sees when a player leaves.
 	sendsOnClosing atomic.Int64

@@ -174,9 +174,12 @@ func allOK(cs []check) bool {
 	return true
 }
 
-func writeChecks(w io.Writer, cs []check) {
+func writeChecks(w io.Writer, cs []check) { writeChecksAs(w, cs, "first", "last") }
+
+// writeChecksAs prints checks with first and last named as the columns.
+func writeChecksAs(w io.Writer, cs []check, first, last string) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "figure\tfirst\tlast\tlimit\t\trule")
+	fmt.Fprintf(tw, "figure\t%s\t%s\tlimit\t\trule\n", first, last)
 	for _, c := range cs {
 		mark := "ok"
 		if !c.OK {
@@ -244,4 +247,37 @@ func cpuSummary(samples []sample, warmup time.Duration) string {
 	fmt.Fprintf(&b, "server %.2f cores mean (peak %.2f), soak players %.2f cores mean (peak %.2f), together %.2f",
 		srv/float64(n), srvPeak, soak/float64(n), soakPeak, (srv+soak)/float64(n))
 	return b.String()
+}
+
+// phaseFigures are what a flood comparison judges in one phase: the p99 of
+// the players' lobby round trip and of their game packets' one-way latency,
+// with how many of each were timed.
+type phaseFigures struct {
+	LobbyRTT, Game time.Duration
+	LobbyN, GameN  uint64
+}
+
+// minPhaseSamples: a p99 over fewer timings than this says little.
+const minPhaseSamples = 200
+
+// floodChecks compares the flood phase with the quiet one: each p99 may
+// exceed the quiet phase's by at most tol. A p99 that falls passes.
+func floodChecks(quiet, flood phaseFigures, tol float64) []check {
+	ms := func(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+	one := func(name string, q, f time.Duration, qn, fn uint64) check {
+		c := check{Name: name, First: ms(q), Last: ms(f), Limit: ms(q) * (1 + tol), OK: ms(f) <= ms(q)*(1+tol),
+			Note: fmt.Sprintf("flood ≤ quiet +%.0f%%", 100*tol)}
+		if q > 0 {
+			c.Note += fmt.Sprintf(" (ratio %.2f)", float64(f)/float64(q))
+		}
+		if qn < minPhaseSamples || fn < minPhaseSamples {
+			c.OK = false
+			c.Note = fmt.Sprintf("too few timings to judge (%d quiet, %d flood; at least %d each)", qn, fn, minPhaseSamples)
+		}
+		return c
+	}
+	return []check{
+		one("lobby round trip p99 (ms)", quiet.LobbyRTT, flood.LobbyRTT, quiet.LobbyN, flood.LobbyN),
+		one("game one-way latency p99 (ms)", quiet.Game, flood.Game, quiet.GameN, flood.GameN),
+	}
 }

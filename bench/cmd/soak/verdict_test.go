@@ -275,3 +275,61 @@ func TestParseConfig(t *testing.T) {
 		t.Errorf("bad env: %v", err)
 	}
 }
+
+// The flood comparison's slices: quiet and flood in turn after the
+// warm-up, the last running to the end; the attackers run in the flood
+// slices only.
+func TestFloodPhases(t *testing.T) {
+	c := config{floods: 3, floodPhases: 4, warmup: 60 * time.Second, duration: 260 * time.Second}
+	for _, tc := range []struct {
+		at   time.Duration
+		want int
+	}{{0, -1}, {59 * time.Second, -1}, {60 * time.Second, 0}, {109 * time.Second, 0}, {110 * time.Second, 1},
+		{160 * time.Second, 0}, {210 * time.Second, 1}, {300 * time.Second, 1}} {
+		if got := c.phaseAt(tc.at); got != tc.want {
+			t.Errorf("phaseAt(%v) = %d, want %d", tc.at, got, tc.want)
+		}
+	}
+	w := c.floodWindows()
+	want := [][2]time.Duration{{110 * time.Second, 160 * time.Second}, {210 * time.Second, 260 * time.Second}}
+	if len(w) != len(want) || w[0] != want[0] || w[1] != want[1] {
+		t.Fatalf("floodWindows() = %v, want %v", w, want)
+	}
+	c.floodPhases = 1
+	if got := c.phaseAt(100 * time.Second); got != -1 {
+		t.Errorf("one phase: phaseAt = %d, want -1 (nothing compared)", got)
+	}
+	if w := c.floodWindows(); len(w) != 1 || w[0] != [2]time.Duration{0, c.duration} {
+		t.Errorf("one phase: floodWindows() = %v, want the whole run", w)
+	}
+	c.floods = 0
+	if w := c.floodWindows(); w != nil || c.phaseAt(100*time.Second) != -1 {
+		t.Errorf("no floods: windows %v", w)
+	}
+}
+
+// The flood phase's p99s may exceed the quiet phase's by the tolerance;
+// past it, or with too few timings, the check fails.
+func TestFloodChecks(t *testing.T) {
+	quiet := phaseFigures{LobbyRTT: 10 * time.Millisecond, Game: 100 * time.Millisecond, LobbyN: 1000, GameN: 1000}
+	for _, tc := range []struct {
+		name  string
+		flood phaseFigures
+		fail  []string
+	}{
+		{"same", quiet, nil},
+		{"faster", phaseFigures{LobbyRTT: time.Millisecond, Game: time.Millisecond, LobbyN: 1000, GameN: 1000}, nil},
+		{"at the limit", phaseFigures{LobbyRTT: 11 * time.Millisecond, Game: 110 * time.Millisecond, LobbyN: 1000, GameN: 1000}, nil},
+		{"lobby past", phaseFigures{LobbyRTT: 12 * time.Millisecond, Game: 100 * time.Millisecond, LobbyN: 1000, GameN: 1000},
+			[]string{"lobby round trip p99 (ms)"}},
+		{"game past", phaseFigures{LobbyRTT: 10 * time.Millisecond, Game: 111 * time.Millisecond, LobbyN: 1000, GameN: 1000},
+			[]string{"game one-way latency p99 (ms)"}},
+		{"too few", phaseFigures{LobbyRTT: 10 * time.Millisecond, Game: 100 * time.Millisecond, LobbyN: 10, GameN: 1000},
+			[]string{"lobby round trip p99 (ms)"}},
+	} {
+		got := failing(floodChecks(quiet, tc.flood, 0.10))
+		if strings.Join(got, ",") != strings.Join(tc.fail, ",") {
+			t.Errorf("%s: failing %v, want %v", tc.name, got, tc.fail)
+		}
+	}
+}
