@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"net/netip"
 	"sync"
@@ -71,6 +72,9 @@ type link struct {
 	// pongDue is set while a ping of ours waits for its pong: that pong is
 	// free (see wireMeter), any other costs a token.
 	pongDue atomic.Bool
+	// holds counts the times the reader waited for the writer
+	// (awaitWriter): a pong that came meanwhile could not be read.
+	holds atomic.Uint32
 	// pingCancel ends the ping in flight (nil if none) when the link ends;
 	// guarded by qmu.
 	pingCancel context.CancelFunc
@@ -323,8 +327,17 @@ func (l *link) awaitWriter() {
 	}
 	drained := make(chan struct{})
 	l.drained = drained
+	l.holds.Add(1)
 	l.qmu.Unlock()
 	<-drained
+}
+
+// writerBusy reports whether the writer has frames in hand: its own timer
+// (WriteTimeout) is then what judges a peer that stopped reading.
+func (l *link) writerBusy() bool {
+	l.qmu.Lock()
+	defer l.qmu.Unlock()
+	return l.writing
 }
 
 // readPause is the queue length at which the reader waits for the writer.
@@ -604,7 +617,7 @@ func (l *link) ping() {
 		return
 	}
 	defer l.pinging.Store(false)
-	pctx, cancel := context.WithTimeout(context.Background(), l.hub.cfg.PongTimeout)
+	pctx, cancel := context.WithCancel(context.Background())
 	l.qmu.Lock()
 	if l.stopped {
 		l.qmu.Unlock()
@@ -613,11 +626,13 @@ func (l *link) ping() {
 	}
 	l.pingCancel = cancel
 	l.qmu.Unlock()
+	deadline := l.pongDeadline(cancel)
 	start := time.Now()
 	l.pongDue.Store(true)
 	err := l.conn.Ping(pctx)
 	l.pongDue.Store(false)
 	rtt := time.Since(start)
+	deadline.Stop()
 	l.qmu.Lock()
 	l.pingCancel = nil
 	l.qmu.Unlock()
@@ -638,6 +653,31 @@ func (l *link) ping() {
 	if !l.over.Load() {
 		l.nextPing.Store(time.Now().Add(l.hub.cfg.PingInterval).UnixNano())
 	}
+}
+
+// pongDeadline cancels a ping once PongTimeout passes with no pong, but
+// not while the writer is busy with frames the peer has not taken yet, or
+// the reader has waited for it (awaitWriter) since the last look: then the
+// ping may still be queued behind those frames, or its pong unread behind
+// the wait, and the writer's own timeout (WriteTimeout) is what judges the
+// peer. Without this, a client that stalled for a moment in the middle of
+// a burst, then read everything, was dropped for a pong the server had not
+// read (found by the soak with floods, issue 24).
+func (l *link) pongDeadline(cancel context.CancelFunc) *time.Timer {
+	holds := l.holds.Load()
+	// Armed only once t is set (Reset below): the callback resets t.
+	var t *time.Timer
+	t = time.AfterFunc(time.Duration(math.MaxInt64), func() {
+		// Timer callbacks run one at a time: holds is this callback's.
+		if now := l.holds.Load(); now != holds || l.writerBusy() {
+			holds = now
+			t.Reset(l.hub.cfg.PongTimeout)
+			return
+		}
+		cancel()
+	})
+	t.Reset(l.hub.cfg.PongTimeout)
+	return t
 }
 
 // sessionLocked reads l.session from a goroutine other than the reader.

@@ -2,11 +2,16 @@ package signaling
 
 import (
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"net/http"
+	"net/netip"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -326,4 +331,123 @@ func burstWithinTheLimit(t *testing.T, queue int) {
 	if dropped > 0 {
 		t.Fatalf("%d of %d sessions dropped within their burst", dropped, sessions)
 	}
+}
+
+// pipeListener serves connections made by dial over net.Pipe, which has no
+// buffer: a write blocks until the other end reads. A test's client that
+// stops reading blocks the server's writer at once.
+type pipeListener struct {
+	conns chan net.Conn
+	done  chan struct{}
+	once  sync.Once
+}
+
+func newPipeListener() *pipeListener {
+	return &pipeListener{conns: make(chan net.Conn), done: make(chan struct{})}
+}
+
+func (l *pipeListener) Accept() (net.Conn, error) {
+	select {
+	case c := <-l.conns:
+		return c, nil
+	case <-l.done:
+		return nil, net.ErrClosed
+	}
+}
+
+func (l *pipeListener) Close() error   { l.once.Do(func() { close(l.done) }); return nil }
+func (l *pipeListener) Addr() net.Addr { return pipeAddr{} }
+
+func (l *pipeListener) dial() net.Conn {
+	server, client := net.Pipe()
+	l.conns <- server
+	return client
+}
+
+type pipeAddr struct{}
+
+func (pipeAddr) Network() string { return "pipe" }
+func (pipeAddr) String() string  { return "pipe" }
+
+// Found by the soak with floods (issue 24): a client that stalls for a
+// moment in the middle of its burst, then reads everything, held the
+// reader for the writer (awaitWriter) while a ping was out, and the pong
+// that came meanwhile could not be read: the ping timed out and the client
+// was dropped. While the reader waits for the writer, the writer's own
+// timeout (WriteTimeout) judges the peer, not the pong.
+func TestStalledReaderIsNotDroppedForAPongItCouldNotRead(t *testing.T) {
+	hub, err := NewHub(func() Config {
+		c := DefaultConfig()
+		c.ICE = func(string, string) protocol.ICE { return protocol.ICE{TTL: 3600} }
+		// Pings every 200 ms, each given 2 s: the stall below outlasts one.
+		c.PingInterval, c.PongTimeout = 200*time.Millisecond, 2*time.Second
+		c.Logger = slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
+		return c
+	}())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := newPipeListener()
+	srv := &http.Server{ReadHeaderTimeout: 5 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hub.ServeWebSocket(w, r, netip.MustParseAddr("127.0.0.1"))
+	})}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		_ = hub.Close(ctx)
+		_ = srv.Close()
+	})
+	conn := ln.dial()
+	t.Cleanup(func() { _ = conn.Close() })
+	_ = conn.SetDeadline(time.Now().Add(20 * time.Second))
+	c := &rawClient{t: t, conn: conn, br: upgrade(t, conn, "pipe", nil)}
+	// Writes go out on their own goroutine, in order: a pipe's write waits
+	// for the server to read, and the server may be waiting for us.
+	writes := make(chan []byte, 256)
+	go func() {
+		for b := range writes {
+			if _, err := conn.Write(b); err != nil {
+				return
+			}
+		}
+	}()
+	defer close(writes)
+	writes <- clientFrame(c.message(protocol.TypeHello, 1, &protocol.Hello{Version: protocol.Version, Name: "stall"}))
+	// Past the hold (at half the queue of 64) by a few: the requests read
+	// after it, before the pong that waited behind them, are few.
+	const requests = 40
+	answered := 0
+	read := func(until func() bool) {
+		for !until() {
+			op, p, err := nextFrame(c.br)
+			if err != nil {
+				t.Fatalf("dropped after %d of %d replies: %v", answered, requests, err)
+			}
+			switch op {
+			case 0x9:
+				writes <- clientFrameOp(0x8a, p)
+			case 0x8:
+				t.Fatalf("closed after %d of %d replies: %x", answered, requests, p)
+			case 0x2:
+				env, err := protocol.Decode(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if env.Type == protocol.TypeOK {
+					answered++
+				}
+			}
+		}
+	}
+	read(func() bool { return hub.Metrics().Sessions == 1 })
+	var burst []byte
+	for id := range requests {
+		burst = append(burst, clientFrame(c.message(protocol.TypeSetName, uint32(100+id), &protocol.SetName{Name: "stall"}))...)
+	}
+	writes <- burst
+	// The stall: longer than a pong's timeout, as a tab in the background
+	// or a busy machine stalls.
+	time.Sleep(3 * time.Second)
+	read(func() bool { return answered == requests })
 }
