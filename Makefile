@@ -8,6 +8,16 @@ FUZZTIME ?= 60s
 
 .PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
 
+# The version and commit stamped into the binaries (internal/buildinfo):
+# the nearest v-tag without its v (0.1.0; 0.1.0-3-gabc1234def56 past it),
+# 0.0.0-dev+<short commit> before the first tag, -dirty with uncommitted
+# changes; 0.0.0-dev outside a git checkout. Either can be given:
+# make build VERSION=0.1.0 COMMIT=<sha>.
+VERSION ?= $(shell d=$$(git describe --tags --always --dirty --abbrev=12 --match 'v[0-9]*' 2>/dev/null); \
+  case "$$d" in (v[0-9]*) echo "$$d" | cut -c2-;; ("") echo 0.0.0-dev;; (*) echo "0.0.0-dev+$$d";; esac)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/hostrelay/hostrelay/internal/buildinfo.version=$(VERSION) -X github.com/hostrelay/hostrelay/internal/buildinfo.commit=$(COMMIT)
+
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json games/*/package.json examples/*/package.json)
 	npm ci --no-audit --no-fund
@@ -30,15 +40,15 @@ web-e2e: deps
 	npm run --silent check:bundle -- e2e static/e2e
 
 build-e2e: web-e2e
-	$(GO) build -tags e2e -o $(E2E_BIN) ./server/cmd/hostrelay
+	$(GO) build -tags e2e -ldflags "$(LDFLAGS)" -o $(E2E_BIN) ./server/cmd/hostrelay
 
 # The NATS server (JetStream, loopback) the cluster's browser test runs its two nodes on.
 build-natsd:
 	$(GO) build -o $(NATSD) ./cluster/cmd/hostrelay-natsd
 
 build: web
-	$(GO) build -o $(BIN) ./server/cmd/hostrelay
-	$(GO) build -o $(BOT) ./client/cmd/hostrelay-bot
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./server/cmd/hostrelay
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BOT) ./client/cmd/hostrelay-bot
 
 ## run: build everything and start the server on :8080 (TURN on 3478 UDP+TCP)
 run: build
@@ -118,7 +128,7 @@ bench-netcode: deps
 ## make soak SOAK_DURATION=2m SOAK_PLAYERS=48 (every flag of bench/cmd/soak has a SOAK_* variable)
 ## The server binary is built without the web app step: the soak never loads the page.
 soak:
-	$(GO) build -o $(BIN) ./server/cmd/hostrelay
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./server/cmd/hostrelay
 	$(GO) build -o bin/bench/soak ./bench/cmd/soak
 	bin/bench/soak -hostrelay $(BIN) $(SOAKARGS)
 

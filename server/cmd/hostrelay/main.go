@@ -1,6 +1,7 @@
 // Command hostrelay is the relay server: lobby page, lobby WebSocket and
 // embedded TURN in one process. `hostrelay -h` lists the flags; each has a
-// HOSTRELAY_* environment variable.
+// HOSTRELAY_* environment variable. `hostrelay -version` prints the version
+// and commit it was built from.
 package main
 
 import (
@@ -12,10 +13,20 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/server"
 )
 
 func main() {
+	// Alone on the command line, it prints and exits; it is not a
+	// setting, so it has no variable or YAML key.
+	if len(os.Args) == 2 {
+		switch os.Args[1] {
+		case "-version", "--version":
+			fmt.Fprintln(os.Stdout, "hostrelay "+buildinfo.String())
+			return
+		}
+	}
 	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
