@@ -6,7 +6,7 @@ E2E_BIN := bin/hostrelay-e2e
 NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak vulncheck screenshots
+.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint licenses notices clean bench bench-netcode soak vulncheck screenshots
 
 # The version and commit stamped into the binaries (internal/buildinfo):
 # the nearest v-tag without its v (0.1.0; 0.1.0-3-gabc1234def56 past it),
@@ -58,8 +58,8 @@ run: build
 run-cluster: build build-natsd
 	deploy/run-cluster.sh $(ARGS)
 
-## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
-test: build vet test-go test-web test-packages e2e
+## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium, licenses)
+test: build vet licenses test-go test-web test-packages e2e
 
 ## vet: go mod tidy (go.mod and go.sum as tidy leaves them), go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
 # golangci-lint is built from source by `go install` into bin/tools, one
@@ -80,6 +80,28 @@ vet: lint deps
 	$(GO) vet ./...
 	npm run typecheck
 	npm run --silent check:imports
+
+## licenses: every third-party Go package in the binaries has a license on licenses/allowed.txt (go-licenses check), licenses/go-notices.txt is as make notices writes it, and the check refuses GPL, MPL and unknown licenses on fixtures
+# go-licenses is built from licenses/tool/go.mod, which pins its version, into
+# bin/tools (`go install …@version` cannot install it here: see that go.mod).
+GO_LICENSES := bin/tools/go-licenses
+GO_BINARIES := ./server/cmd/hostrelay ./client/cmd/hostrelay-bot
+LICENSES_ALLOWED := $(shell grep -v '^\#' licenses/allowed.txt | paste -sd, -)
+
+$(GO_LICENSES): licenses/tool/go.mod licenses/tool/go.sum
+	@mkdir -p bin/tools
+	$(GO) build -C licenses/tool -o $(abspath $@) github.com/google/go-licenses/v2
+
+licenses: $(GO_LICENSES) web
+	GOPROXY=off $(GO_LICENSES) check --logtostderr=false --stderrthreshold=ERROR --log_file=/dev/null \
+	  --ignore github.com/hostrelay/hostrelay --allowed_licenses=$(LICENSES_ALLOWED) $(GO_BINARIES)
+	$(GO) run ./licenses/cmd/gennotices -check -go-licenses $(GO_LICENSES) $(GO_BINARIES)
+	HOSTRELAY_GO_LICENSES=$(abspath $(GO_LICENSES)) HOSTRELAY_GO_LICENSES_ALLOWED=$(LICENSES_ALLOWED) \
+	  $(GO) test -count=1 ./licenses/...
+
+## notices: write licenses/go-notices.txt (the Go packages' licenses and NOTICE files, embedded in the binaries) with go-licenses
+notices: $(GO_LICENSES)
+	$(GO) run ./licenses/cmd/gennotices -go-licenses $(GO_LICENSES) $(GO_BINARIES)
 
 test-go:
 	$(GO) test -race -count=1 -timeout 8m ./...

@@ -39,6 +39,10 @@ func newHTTP(s *Server) *echo.Echo {
 			"turn":  newTurnHealth(ts)})
 	})
 	e.GET("/api/v1/ice", s.handleICE)
+	notices := Notices()
+	e.GET("/licenses", func(c echo.Context) error {
+		return c.String(http.StatusOK, notices)
+	})
 	s.adminRoutes(e)
 	e.GET("/ws", func(c echo.Context) error {
 		if s.conns.webSocketsFull() {

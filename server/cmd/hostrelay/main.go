@@ -1,7 +1,8 @@
 // Command hostrelay is the relay server: lobby page, lobby WebSocket and
 // embedded TURN in one process. `hostrelay -h` lists the flags; each has a
 // HOSTRELAY_* environment variable. `hostrelay -version` prints the version
-// and commit it was built from.
+// and commit it was built from, `hostrelay -licenses` the notices of the
+// third-party code inside it.
 package main
 
 import (
@@ -18,12 +19,15 @@ import (
 )
 
 func main() {
-	// Alone on the command line, it prints and exits; it is not a
-	// setting, so it has no variable or YAML key.
+	// Alone on the command line, these print and exit; they are not
+	// settings, so they have no variable or YAML key.
 	if len(os.Args) == 2 {
 		switch os.Args[1] {
 		case "-version", "--version":
 			fmt.Fprintln(os.Stdout, "hostrelay "+buildinfo.String())
+			return
+		case "-licenses", "--licenses":
+			fmt.Fprint(os.Stdout, server.Notices())
 			return
 		}
 	}

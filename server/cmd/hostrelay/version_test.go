@@ -19,7 +19,8 @@ const (
 
 // TestVersionFromLinker builds hostrelay as make build does, the version and
 // commit set with -ldflags -X, and finds them in -version, in /healthz and
-// in the "listening" log line.
+// in the "listening" log line; -licenses prints the notices of the Go
+// packages inside.
 func TestVersionFromLinker(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "hostrelay")
 	const pkg = "github.com/hostrelay/hostrelay/internal/buildinfo"
@@ -36,6 +37,16 @@ func TestVersionFromLinker(t *testing.T) {
 	want := "hostrelay " + testVersion + " (" + testCommit + ", " + runtime.Version() + ")\n"
 	if string(out) != want {
 		t.Fatalf("-version printed %q, want %q", out, want)
+	}
+
+	out, err = exec.CommandContext(t.Context(), bin, "-licenses").Output()
+	if err != nil {
+		t.Fatalf("-licenses: %v", err)
+	}
+	for _, want := range []string{"MIT License", "github.com/pion/turn/v4 v", "github.com/labstack/echo/v4 v", "Go standard library"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("-licenses: no %q in %.300s…", want, out)
+		}
 	}
 
 	c := startProgram(t, bin, nil, 0)

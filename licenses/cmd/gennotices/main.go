@@ -1,0 +1,162 @@
+// Command gennotices writes licenses/go-notices.txt, the notices of the Go
+// packages linked into hostrelay and hostrelay-bot, from what go-licenses
+// finds: it runs `go-licenses report` with licenses/report.tmpl and writes,
+// for each library, its license names, its license file and the NOTICE files
+// beside it (the files `go-licenses save` would copy), then the Go standard
+// library's license. -check compares instead of writing, and fails when the
+// file is out of date.
+//
+//	go run ./licenses/cmd/gennotices -go-licenses bin/tools/go-licenses -o licenses/go-notices.txt ./server/cmd/hostrelay ./client/cmd/hostrelay-bot
+package main
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+)
+
+func main() {
+	tool := flag.String("go-licenses", "bin/tools/go-licenses", "the go-licenses binary")
+	tmpl := flag.String("template", "licenses/report.tmpl", "go-licenses report template writing one line per library and license")
+	out := flag.String("o", "licenses/go-notices.txt", "the notices file")
+	ignore := flag.String("ignore", "github.com/hostrelay/hostrelay", "package path prefix that is ours, not third-party")
+	check := flag.Bool("check", false, "fail if the file differs from what would be written")
+	flag.Parse()
+	if flag.NArg() == 0 {
+		fail(errors.New("name the packages that build the binaries"))
+	}
+
+	args := append([]string{"report", "--ignore", *ignore, "--template", *tmpl}, flag.Args()...)
+	cmd := exec.Command(*tool, args...) //nolint:gosec // the tool and packages come from the Makefile
+	// go-licenses looks up license URLs over HTTP for vanity import paths;
+	// the notices need none, so those requests go to a closed loopback port
+	// rather than the network, and go list may not download modules. One
+	// platform, so the file is the same on every machine: linux/amd64 links
+	// every module the other release platforms do (and procfs besides).
+	cmd.Env = append(os.Environ(), "HTTP_PROXY=http://127.0.0.1:9", "HTTPS_PROXY=http://127.0.0.1:9", "NO_PROXY=",
+		"GOPROXY=off", "GOFLAGS=-mod=readonly", "GOOS=linux", "GOARCH=amd64")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	report, err := cmd.Output()
+	if err != nil {
+		fail(fmt.Errorf("%s: %w\n%s", *tool, err, stderr.String()))
+	}
+	libs, err := parseReport(report)
+	if err != nil {
+		fail(err)
+	}
+	goroot := runtime.GOROOT()
+	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
+		goroot = strings.TrimSpace(string(out))
+	}
+	text, err := render(libs, filepath.Join(goroot, "LICENSE"))
+	if err != nil {
+		fail(err)
+	}
+	if *check {
+		have, err := os.ReadFile(*out)
+		if err != nil || !bytes.Equal(have, text) {
+			fail(fmt.Errorf("%s is out of date (the Go dependencies or their licenses changed): run `make notices` and commit it", *out))
+		}
+		return
+	}
+	if err := os.WriteFile(*out, text, 0o644); err != nil { //nolint:gosec // a file checked into the repository
+		fail(err)
+	}
+}
+
+func fail(err error) {
+	fmt.Fprintln(os.Stderr, "gennotices:", err)
+	os.Exit(1)
+}
+
+// library is one entry of the report: a package (or the packages sharing one
+// license file) with every license go-licenses found in its license file.
+type library struct {
+	name, version, licensePath string
+	licenses                   []string
+}
+
+// parseReport reads report.tmpl's lines, name, version, license name and
+// license file, tab-separated; a library with several licenses comes on
+// consecutive lines.
+func parseReport(b []byte) ([]library, error) {
+	var libs []library
+	for line := range strings.Lines(string(b)) {
+		line = strings.TrimRight(line, "\n")
+		if line == "" {
+			continue
+		}
+		f := strings.Split(line, "\t")
+		if len(f) != 4 {
+			return nil, fmt.Errorf("report line %q: want 4 tab-separated fields", line)
+		}
+		if f[2] == "Unknown" || f[3] == "Unknown" {
+			return nil, fmt.Errorf("%s: go-licenses found no license (run make licenses)", f[0])
+		}
+		if n := len(libs); n > 0 && libs[n-1].name == f[0] {
+			libs[n-1].licenses = append(libs[n-1].licenses, f[2])
+			continue
+		}
+		libs = append(libs, library{name: f[0], version: f[1], licensePath: f[3], licenses: []string{f[2]}})
+	}
+	if len(libs) == 0 {
+		return nil, errors.New("go-licenses reported no library")
+	}
+	return libs, nil
+}
+
+// noticeFile is go-licenses save's rule for the NOTICE files that must
+// travel with a license (Apache-2.0 section 4(d)).
+var noticeFile = regexp.MustCompile(`^NOTICE(\.(txt|md))?$`)
+
+const rule = "================================================================================\n"
+
+func render(libs []library, goLicense string) ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString("Third-party software in the hostrelay and hostrelay-bot binaries: every Go\n" +
+		"package they link that is not hostrelay's own, with its license and notices\n" +
+		"as its module ships them, found by go-licenses. Generated by `make notices`;\n" +
+		"do not edit.\n")
+	for _, l := range libs {
+		b.WriteString("\n" + rule + l.name)
+		if l.version != "" && l.version != "Unknown" {
+			b.WriteString(" " + l.version)
+		}
+		b.WriteString("\nLicense: " + strings.Join(l.licenses, ", ") + "\n")
+		files := []string{l.licensePath}
+		entries, err := os.ReadDir(filepath.Dir(l.licensePath))
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if !e.IsDir() && noticeFile.MatchString(e.Name()) {
+				files = append(files, filepath.Join(filepath.Dir(l.licensePath), e.Name()))
+			}
+		}
+		for _, f := range files {
+			text, err := os.ReadFile(f) //nolint:gosec // a file go-licenses named, in the module cache
+			if err != nil {
+				return nil, err
+			}
+			b.WriteString("\n-- " + filepath.Base(f) + "\n\n")
+			b.Write(bytes.TrimRight(text, "\n"))
+			b.WriteString("\n")
+		}
+	}
+	text, err := os.ReadFile(goLicense) //nolint:gosec // the Go toolchain's own LICENSE
+	if err != nil {
+		return nil, fmt.Errorf("the Go standard library's license: %w", err)
+	}
+	b.WriteString("\n" + rule + "Go standard library (golang.org)\nLicense: BSD-3-Clause\n\n-- LICENSE\n\n")
+	b.Write(bytes.TrimRight(text, "\n"))
+	b.WriteString("\n")
+	return b.Bytes(), nil
+}
