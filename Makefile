@@ -81,7 +81,7 @@ vet: lint deps
 	npm run typecheck
 	npm run --silent check:imports
 
-## licenses: every third-party Go package in the binaries has a license on licenses/allowed.txt (go-licenses check), licenses/go-notices.txt is as make notices writes it, and the check refuses GPL, MPL and unknown licenses on fixtures
+## licenses: every third-party Go package in the binaries has a license on licenses/allowed.txt (go-licenses check), licenses/go-notices.txt is as make notices writes it, and the check refuses GPL, MPL and unknown licenses on fixtures; the web app's build (make web) fails on an npm package with such a license itself
 # go-licenses is built from licenses/tool/go.mod, which pins its version, into
 # bin/tools (`go install …@version` cannot install it here: see that go.mod).
 GO_LICENSES := bin/tools/go-licenses
@@ -98,6 +98,7 @@ licenses: $(GO_LICENSES) web
 	$(GO) run ./licenses/cmd/gennotices -check -go-licenses $(GO_LICENSES) $(GO_BINARIES)
 	HOSTRELAY_GO_LICENSES=$(abspath $(GO_LICENSES)) HOSTRELAY_GO_LICENSES_ALLOWED=$(LICENSES_ALLOWED) \
 	  $(GO) test -count=1 ./licenses/...
+	npx vitest run licenses/
 
 ## notices: write licenses/go-notices.txt (the Go packages' licenses and NOTICE files, embedded in the binaries) with go-licenses
 notices: $(GO_LICENSES)
