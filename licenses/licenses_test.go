@@ -108,7 +108,7 @@ func fixture(t *testing.T, appLicense, depLicense []byte) string {
 	}
 	for name, body := range files {
 		p := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		if err := os.MkdirAll(filepath.Dir(p), 0o750); err != nil {
 			t.Fatal(err)
 		}
 		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {

@@ -18,7 +18,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 )
 
@@ -52,11 +51,11 @@ func main() {
 	if err != nil {
 		fail(err)
 	}
-	goroot := runtime.GOROOT()
-	if out, err := exec.Command("go", "env", "GOROOT").Output(); err == nil {
-		goroot = strings.TrimSpace(string(out))
+	goroot, err := exec.Command("go", "env", "GOROOT").Output()
+	if err != nil {
+		fail(fmt.Errorf("go env GOROOT: %w", err))
 	}
-	text, err := render(libs, filepath.Join(goroot, "LICENSE"))
+	text, err := render(libs, filepath.Join(strings.TrimSpace(string(goroot)), "LICENSE"))
 	if err != nil {
 		fail(err)
 	}
