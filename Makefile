@@ -6,7 +6,17 @@ E2E_BIN := bin/hostrelay-e2e
 NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint clean bench bench-netcode soak soak-floods vulncheck screenshots
+.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint licenses notices clean bench bench-netcode soak soak-floods vulncheck screenshots
+
+# The version and commit stamped into the binaries (internal/buildinfo):
+# the nearest v-tag without its v (0.1.0; 0.1.0-3-gabc1234def56 past it),
+# 0.0.0-dev+<short commit> before the first tag, -dirty with uncommitted
+# changes; 0.0.0-dev outside a git checkout. Either can be given:
+# make build VERSION=0.1.0 COMMIT=<sha>.
+VERSION ?= $(shell d=$$(git describe --tags --always --dirty --abbrev=12 --match 'v[0-9]*' 2>/dev/null); \
+  case "$$d" in (v[0-9]*) echo "$$d" | cut -c2-;; ("") echo 0.0.0-dev;; (*) echo "0.0.0-dev+$$d";; esac)
+COMMIT ?= $(shell git rev-parse HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X github.com/hostrelay/hostrelay/internal/buildinfo.version=$(VERSION) -X github.com/hostrelay/hostrelay/internal/buildinfo.commit=$(COMMIT)
 
 # npm ci only when the lockfile or a workspace's package.json changed since the last install.
 node_modules/.installed: package.json package-lock.json $(wildcard web/packages/*/package.json web/games/*/package.json examples/*/package.json)
@@ -30,15 +40,15 @@ web-e2e: deps
 	npm run --silent check:bundle -- e2e static/e2e
 
 build-e2e: web-e2e
-	$(GO) build -tags e2e -o $(E2E_BIN) ./server/cmd/hostrelay
+	$(GO) build -tags e2e -ldflags "$(LDFLAGS)" -o $(E2E_BIN) ./server/cmd/hostrelay
 
 # The NATS server (JetStream, loopback) the cluster's browser test runs its two nodes on.
 build-natsd:
 	$(GO) build -o $(NATSD) ./cluster/cmd/hostrelay-natsd
 
 build: web
-	$(GO) build -o $(BIN) ./server/cmd/hostrelay
-	$(GO) build -o $(BOT) ./client/cmd/hostrelay-bot
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./server/cmd/hostrelay
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BOT) ./client/cmd/hostrelay-bot
 
 ## run: build everything and start the server on :8080 (TURN on 3478 UDP+TCP)
 run: build
@@ -48,8 +58,8 @@ run: build
 run-cluster: build build-natsd
 	deploy/run-cluster.sh $(ARGS)
 
-## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium)
-test: build vet test-go test-web test-packages e2e
+## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium, licenses)
+test: build vet licenses test-go test-web test-packages e2e
 
 ## vet: go mod tidy (go.mod and go.sum as tidy leaves them), go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
 # golangci-lint is built from source by `go install` into bin/tools, one
@@ -70,6 +80,29 @@ vet: lint deps
 	$(GO) vet ./...
 	npm run typecheck
 	npm run --silent check:imports
+
+## licenses: every third-party Go package in the binaries has a license on licenses/allowed.txt (go-licenses check), licenses/go-notices.txt is as make notices writes it, and the check refuses GPL, MPL and unknown licenses on fixtures; the web app's build (make web) fails on an npm package with such a license itself
+# go-licenses is built from licenses/tool/go.mod, which pins its version, into
+# bin/tools (`go install …@version` cannot install it here: see that go.mod).
+GO_LICENSES := bin/tools/go-licenses
+GO_BINARIES := ./server/cmd/hostrelay ./client/cmd/hostrelay-bot
+LICENSES_ALLOWED := $(shell grep -v '^\#' licenses/allowed.txt | paste -sd, -)
+
+$(GO_LICENSES): licenses/tool/go.mod licenses/tool/go.sum
+	@mkdir -p bin/tools
+	$(GO) build -C licenses/tool -o $(abspath $@) github.com/google/go-licenses/v2
+
+licenses: $(GO_LICENSES) web
+	GOPROXY=off $(GO_LICENSES) check --logtostderr=false --stderrthreshold=ERROR --log_file=/dev/null \
+	  --ignore github.com/hostrelay/hostrelay --allowed_licenses=$(LICENSES_ALLOWED) $(GO_BINARIES)
+	$(GO) run ./licenses/cmd/gennotices -check -go-licenses $(GO_LICENSES) $(GO_BINARIES)
+	HOSTRELAY_GO_LICENSES=$(abspath $(GO_LICENSES)) HOSTRELAY_GO_LICENSES_ALLOWED=$(LICENSES_ALLOWED) \
+	  $(GO) test -count=1 ./licenses/...
+	npx vitest run licenses/
+
+## notices: write licenses/go-notices.txt (the Go packages' licenses and NOTICE files, embedded in the binaries) with go-licenses
+notices: $(GO_LICENSES)
+	$(GO) run ./licenses/cmd/gennotices -go-licenses $(GO_LICENSES) $(GO_BINARIES)
 
 test-go:
 	$(GO) test -race -count=1 -timeout 8m ./...
@@ -118,7 +151,7 @@ bench-netcode: deps
 ## make soak SOAK_DURATION=2m SOAK_PLAYERS=48 (every flag of bench/cmd/soak has a SOAK_* variable)
 ## The server binary is built without the web app step: the soak never loads the page.
 soak:
-	$(GO) build -o $(BIN) ./server/cmd/hostrelay
+	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./server/cmd/hostrelay
 	$(GO) build -o bin/bench/soak ./bench/cmd/soak
 	bin/bench/soak -hostrelay $(BIN) $(SOAKARGS)
 

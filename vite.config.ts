@@ -1,5 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { defaultClientConditions, defaultServerConditions, defineConfig, type UserConfig } from 'vite';
+import { NOTICES_FILE, thirdPartyNotices } from './licenses/web';
 
 /**
  * The @hostrelay/* workspace packages resolve to their TypeScript sources
@@ -23,20 +24,28 @@ export const workspaceSources = {
 // 'e2e', so only there do the test hooks (window.hostrelayTest and
 // window.hostrelayGame), TestTraffic and CuttableTransport exist; the
 // production bundle drops them as dead code (make web checks it does).
-export default defineConfig(({ mode }) => ({
-  ...workspaceSources,
-  root: fileURLToPath(new URL('./web/app', import.meta.url)),
-  base: '/',
-  build: {
-    outDir: fileURLToPath(new URL(mode === 'e2e' ? './static/e2e' : './static/dist', import.meta.url)),
-    emptyOutDir: true,
-    target: 'es2022',
-    sourcemap: true,
-    rollupOptions: {
-      input: {
-        index: fileURLToPath(new URL('./web/app/index.html', import.meta.url)),
-        admin: fileURLToPath(new URL('./web/app/admin.html', import.meta.url)),
+//
+// The build writes THIRD-PARTY-NOTICES.txt beside index.html, the notices of
+// the npm packages bundled in, and fails on a package whose license is
+// unknown or not in licenses/allowed.txt (licenses/web.ts).
+export default defineConfig(({ mode }) => {
+  const outDir = fileURLToPath(new URL(mode === 'e2e' ? './static/e2e' : './static/dist', import.meta.url));
+  return {
+    ...workspaceSources,
+    root: fileURLToPath(new URL('./web/app', import.meta.url)),
+    base: '/',
+    plugins: [thirdPartyNotices(`${outDir}/${NOTICES_FILE}`)],
+    build: {
+      outDir,
+      emptyOutDir: true,
+      target: 'es2022',
+      sourcemap: true,
+      rollupOptions: {
+        input: {
+          index: fileURLToPath(new URL('./web/app/index.html', import.meta.url)),
+          admin: fileURLToPath(new URL('./web/app/admin.html', import.meta.url)),
+        },
       },
     },
-  },
-}));
+  };
+});

@@ -129,7 +129,10 @@ type adminOverview struct {
 }
 
 type adminServer struct {
+	// Version is what the page shows: the version (0.1.0, as /healthz has
+	// it) and the commit's first 12 digits.
 	Version   string    `json:"version"`
+	Commit    string    `json:"commit"`
 	GoVersion string    `json:"goVersion"`
 	Protocol  int       `json:"protocol"`
 	StartedAt time.Time `json:"startedAt"`
@@ -238,7 +241,7 @@ func (s *Server) adminOverview(now time.Time) adminOverview {
 	hs, ts := s.hub.Stats(), s.turn.Stats()
 	open, webSockets := s.conns.counts()
 	out.Server = adminServer{
-		Version: s.build.version, GoVersion: s.build.goVersion, Protocol: protocol.Version,
+		Version: adminVersion(s.build), Commit: s.build.Commit, GoVersion: s.build.GoVersion, Protocol: protocol.Version,
 		StartedAt: s.started.UTC(), Now: now.UTC(), UptimeSeconds: int64(now.Sub(s.started) / time.Second),
 		Sessions: hs.Sessions, Rooms: len(rooms), Players: players, Allocations: len(allocs), RelayedBytes: relayed,
 		RelayedBytesTotal: ts.RelayedFast.Bytes + ts.RelayedOther.Bytes,

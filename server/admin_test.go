@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/static"
@@ -277,6 +278,9 @@ func TestAdminOverview(t *testing.T) {
 	if o.Server.Rooms != 0 || len(o.Rooms) != 0 || len(o.Allocations) != 0 || o.Server.Protocol != protocol.Version ||
 		o.Server.Version == "" || o.Server.GoVersion == "" || o.Server.StartedAt.IsZero() || o.Server.Now.Before(o.Server.StartedAt) {
 		t.Fatalf("empty server: %+v", o)
+	}
+	if b := buildinfo.Read(); o.Server.Commit != b.Commit || !strings.HasPrefix(o.Server.Version, b.Version) {
+		t.Fatalf("admin version %q commit %q, want %q and %q", o.Server.Version, o.Server.Commit, b.Version, b.Commit)
 	}
 
 	addr := s.Addrs()

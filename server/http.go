@@ -33,11 +33,16 @@ func newHTTP(s *Server) *echo.Echo {
 	e.GET("/healthz", func(c echo.Context) error {
 		open, webSockets := s.conns.counts()
 		ts := s.turn.Stats()
-		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "lobby": s.hub.Stats(), "protocol": protocol.Version,
+		return c.JSON(http.StatusOK, map[string]any{"status": "ok", "version": s.build.Version, "commit": s.build.Commit,
+			"lobby": s.hub.Stats(), "protocol": protocol.Version,
 			"conns": map[string]int{"http": open, "webSockets": webSockets, "turnTCP": ts.TCPConns, "turnTLS": ts.TLSConns},
 			"turn":  newTurnHealth(ts)})
 	})
 	e.GET("/api/v1/ice", s.handleICE)
+	notices := Notices()
+	e.GET("/licenses", func(c echo.Context) error {
+		return c.String(http.StatusOK, notices)
+	})
 	s.adminRoutes(e)
 	e.GET("/ws", func(c echo.Context) error {
 		if s.conns.webSocketsFull() {

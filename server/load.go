@@ -34,7 +34,8 @@ func LoadConfig(args []string, getenv func(string) string, usage io.Writer) (Con
 	}
 	fs.Usage = func() {
 		fmt.Fprintf(usage, "Usage of hostrelay: every flag has a %s variable (e.g. -public-ip: HOSTRELAY_PUBLIC_IP) "+
-			"and a key in the -config file; flags override variables, variables the file.\n", envPrefix)
+			"and a key in the -config file; flags override variables, variables the file.\n"+
+			"hostrelay -version prints the version and commit; hostrelay -licenses the third-party notices.\n", envPrefix)
 		fs.PrintDefaults()
 	}
 	if err := fs.Parse(args); err != nil {

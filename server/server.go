@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hostrelay/hostrelay/cluster"
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/metrics"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
@@ -45,7 +46,7 @@ type Server struct {
 	adminToken    apiKeys
 	adminFailures *failureLimit
 	started       time.Time
-	build         buildInfo
+	build         buildinfo.Info
 
 	// cluster is this node's membership of a cluster; nil without -nats.
 	cluster *cluster.Cluster
@@ -86,7 +87,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			"component", "server", "hint", "set -turn-secret or HOSTRELAY_TURN_SECRET")
 	}
 	s := &Server{cfg: cfg, log: log, serve: make(chan error, 1), apiKeys: newAPIKeys(cfg.HTTP.APIKeys),
-		adminFailures: newFailureLimit(adminFailureEvery, adminFailureBurst), started: time.Now(), build: readBuildInfo()}
+		adminFailures: newFailureLimit(adminFailureEvery, adminFailureBurst), started: time.Now(), build: buildinfo.Read()}
 	if cfg.HTTP.AdminToken != "" {
 		s.adminToken = newAPIKeys([]string{cfg.HTTP.AdminToken})
 	}
@@ -193,7 +194,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 
 	a := s.Addrs()
 	attrs := []any{"component", "server", "http", a.HTTP, "scheme", scheme, "turn_udp", a.TURNUDP, "turn_tcp", a.TURNTCP,
-		"public_ip", cfg.TURN.PublicIP}
+		"public_ip", cfg.TURN.PublicIP, "version", s.build.Version, "commit", s.build.Commit}
 	if a.TURNTLS != "" {
 		attrs = append(attrs, "turn_tls", a.TURNTLS)
 	}

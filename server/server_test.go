@@ -18,6 +18,7 @@ import (
 	"github.com/pion/stun/v3"
 
 	"github.com/hostrelay/hostrelay/internal/leakcheck"
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
 	"github.com/hostrelay/hostrelay/internal/testcert"
@@ -164,12 +165,19 @@ func TestHealthAndPages(t *testing.T) {
 		t.Fatal(err)
 	}
 	var h struct {
-		Status string `json:"status"`
+		Status  string `json:"status"`
+		Version string `json:"version"`
+		Commit  string `json:"commit"`
 	}
 	if err := json.NewDecoder(resp.Body).Decode(&h); err != nil || h.Status != "ok" || resp.StatusCode != 200 {
 		t.Fatalf("healthz: %d %+v %v", resp.StatusCode, h, err)
 	}
 	resp.Body.Close()
+	// The build's version and commit (a test binary has neither from the
+	// linker; server/cmd/hostrelay's test builds one that has).
+	if b := buildinfo.Read(); h.Version != b.Version || h.Commit != b.Commit || h.Version == "" || h.Version == "(devel)" {
+		t.Fatalf("healthz version %q commit %q, want %q %q", h.Version, h.Commit, b.Version, b.Commit)
+	}
 
 	for _, path := range []string{"/", "/r/ABC2345"} {
 		resp, err := http.Get(base + path)

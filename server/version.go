@@ -1,40 +1,21 @@
 package server
 
 import (
-	"runtime"
-	"runtime/debug"
+	"strings"
+
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 )
 
-// buildInfo is what the admin page shows as the version: the module version
-// and the commit the binary was built from, as the go command recorded them.
-type buildInfo struct {
-	version   string
-	goVersion string
-}
-
-func readBuildInfo() buildInfo {
-	b := buildInfo{version: "unknown", goVersion: runtime.Version()}
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return b
+// adminVersion is the admin page's version figure, one string: the version
+// and the commit's first 12 digits (the JSON's commit has the whole hash),
+// unless the version already names them (0.0.0-dev+<commit>).
+func adminVersion(b buildinfo.Info) string {
+	c := b.Commit
+	if len(c) > 12 {
+		c = c[:12]
 	}
-	b.version = bi.Main.Version // "(devel)" from a checkout, v1.2.3 from go install
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = "+dirty"
-			}
-		}
+	if strings.Contains(b.Version, c) {
+		return b.Version
 	}
-	if len(rev) > 12 {
-		rev = rev[:12]
-	}
-	if rev != "" {
-		b.version += " " + rev + dirty
-	}
-	return b
+	return b.Version + " " + c
 }

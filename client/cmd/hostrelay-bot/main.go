@@ -7,6 +7,8 @@
 //
 // It prints one JSON object per line (room, peer_open, peer_closed, summary)
 // and exits 0 when -expect test packets have arrived, 1 on failure or timeout.
+// -version prints the version and commit it was built from, -licenses the
+// notices of the third-party code inside it.
 package main
 
 import (
@@ -26,6 +28,8 @@ import (
 	"time"
 
 	"github.com/hostrelay/hostrelay/client"
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
+	"github.com/hostrelay/hostrelay/licenses"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -60,7 +64,18 @@ func main() {
 	flag.IntVar(&c.pointerHz, "pointer-hz", 30, "as a client, pointer packets per second to the host (RTT is measured from the echoes)")
 	flag.DurationVar(&c.timeout, "timeout", 0, "give up after this long (0: never)")
 	flag.BoolVar(&c.verbose, "v", false, "log the SDK's debug output to stderr")
+	version := flag.Bool("version", false, "print the version and commit, and exit")
+	notices := flag.Bool("licenses", false, "print the notices of the third-party code inside, and exit")
 	flag.Parse()
+	if *version {
+		fmt.Fprintln(os.Stdout, "hostrelay-bot "+buildinfo.String())
+		return
+	}
+	if *notices {
+		fmt.Fprint(os.Stdout, "hostrelay-bot is free software under the MIT License, Copyright (c) 2026 the hostrelay authors.\n"+
+			"It contains the third-party software below, each part under its own license.\n\n"+licenses.Go())
+		return
+	}
 	if c.host == (c.join != "") {
 		fmt.Fprintln(os.Stderr, "hostrelay-bot: give exactly one of -host or -join CODE")
 		os.Exit(2)

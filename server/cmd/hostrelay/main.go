@@ -1,6 +1,8 @@
 // Command hostrelay is the relay server: lobby page, lobby WebSocket and
 // embedded TURN in one process. `hostrelay -h` lists the flags; each has a
-// HOSTRELAY_* environment variable.
+// HOSTRELAY_* environment variable. `hostrelay -version` prints the version
+// and commit it was built from, `hostrelay -licenses` the notices of the
+// third-party code inside it.
 package main
 
 import (
@@ -12,10 +14,23 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/server"
 )
 
 func main() {
+	// Alone on the command line, these print and exit; they are not
+	// settings, so they have no variable or YAML key.
+	if len(os.Args) == 2 {
+		switch os.Args[1] {
+		case "-version", "--version":
+			fmt.Fprintln(os.Stdout, "hostrelay "+buildinfo.String())
+			return
+		case "-licenses", "--licenses":
+			fmt.Fprint(os.Stdout, server.Notices())
+			return
+		}
+	}
 	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return

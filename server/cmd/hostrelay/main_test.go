@@ -53,15 +53,23 @@ func startChild(t *testing.T, extra ...string) *child {
 // hard) set to nofile as `ulimit -n` would; 0 keeps this process's.
 func startChildWithFileLimit(t *testing.T, nofile int, extra ...string) *child {
 	t.Helper()
+	return startProgram(t, os.Args[0], []string{runMainEnv + "=1"}, nofile, extra...)
+}
+
+// startProgram runs prog (this test binary re-executed, or a built
+// hostrelay) with the test's flags and extra, env added to this process's
+// environment.
+func startProgram(t *testing.T, prog string, env []string, nofile int, extra ...string) *child {
+	t.Helper()
 	args := append([]string{"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-log-format", "json", "-turn-secret", "main-test-secret-0123456789"}, extra...)
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := exec.Command(prog, args...)
 	if nofile > 0 {
 		// exec keeps the PID, so signals still reach hostrelay itself.
 		cmd = exec.Command("bash", append([]string{"-c", `ulimit -n "$1" && shift && exec "$@"`,
-			"bash", strconv.Itoa(nofile), os.Args[0]}, args...)...)
+			"bash", strconv.Itoa(nofile), prog}, args...)...)
 	}
-	cmd.Env = append(os.Environ(), runMainEnv+"=1")
+	cmd.Env = append(os.Environ(), env...)
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
