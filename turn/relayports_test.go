@@ -172,3 +172,26 @@ func TestRelayPortsRequestedPort(t *testing.T) {
 		t.Fatalf("relay address port %d, want %d", got, ports.Max)
 	}
 }
+
+// TestRelayAddressNeedsNoInboundPath: relays exchange packets even when
+// the relay addresses TURN hands out lead nowhere (PublicIP is not on this
+// host), over UDP and TCP clients: packets between our allocations never
+// cross the relay ports, so a firewall may keep the range closed
+// (docs/operations.md#firewall says so).
+func TestRelayAddressNeedsNoInboundPath(t *testing.T) {
+	srv, fs := newServer(t, func(c *Config) {
+		c.PublicIP = net.IPv4(192, 0, 2, 1) // TEST-NET-1: not on this host
+		c.RelayBindIP = net.IPv4(127, 0, 0, 1)
+		c.RelayPorts = freePortRange(t, 2)
+	})
+	fs.join("a", "room")
+	fs.join("b", "room")
+	ca := newTCPClient(t, srv, srv.Credentials("a", time.Now()))
+	cb := newClient(t, srv, srv.Credentials("b", time.Now()))
+	a, b := allocate(t, ca), allocate(t, cb)
+	permitFrom(t, ca, b)
+	permitFrom(t, cb, a)
+	if !deliver(a, b.LocalAddr(), b, "tcp->udp", arrives) || !deliver(b, a.LocalAddr(), a, "udp->tcp", arrives) {
+		t.Fatalf("relays at %s and %s exchanged nothing", a.LocalAddr(), b.LocalAddr())
+	}
+}
