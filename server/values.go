@@ -313,7 +313,7 @@ func (v portRangeValue) Set(s string) error {
 	if !ok || errA != nil || errB != nil || a == 0 || b == 0 {
 		return fmt.Errorf("%q: want a range of ports like 50000-50999 (each 1024 to 65535)", s)
 	}
-	*v.p = turn.PortRange{Min: uint16(a), Max: uint16(b)}
+	*v.p = turn.PortRange{Min: uint16(a), Max: uint16(b)} //nolint:gosec // ParseUint kept them to 16 bits
 	return nil
 }
 
