@@ -3,11 +3,12 @@
 # static Go binary, run as a non-root user on distroless (no shell, no libc).
 #
 #   docker build -t hostrelay .
-#   docker run --network host hostrelay -public-ip 203.0.113.7
+#   docker run -p 8080:8080 -p 3478:3478/udp -p 3478:3478/tcp -p 50000-50099:50000-50099/udp \
+#     hostrelay -public-ip 203.0.113.7 -turn-relay-ports 50000-50099
 #
-# Host networking is the way to run it (docs/operations.md#container): TURN
-# hands each allocation a relay port picked at random, which a bridge
-# network would have to publish one by one.
+# -turn-relay-ports keeps TURN's relay sockets to the published range
+# (deploy/compose.yaml does the same; docs/operations.md#in-a-container); with
+# --network host nothing needs publishing.
 
 FROM node:20-bookworm-slim AS web
 WORKDIR /src

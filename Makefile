@@ -6,7 +6,7 @@ E2E_BIN := bin/hostrelay-e2e
 NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint licenses notices clean bench bench-netcode soak soak-floods vulncheck screenshots
+.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint helm licenses notices clean bench bench-netcode soak soak-floods vulncheck screenshots
 
 # The version and commit stamped into the binaries (internal/buildinfo):
 # the nearest v-tag without its v (0.1.0; 0.1.0-3-gabc1234def56 past it),
@@ -58,8 +58,8 @@ run: build
 run-cluster: build build-natsd
 	deploy/run-cluster.sh $(ARGS)
 
-## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium, licenses)
-test: build vet licenses test-go test-web test-packages e2e
+## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium, licenses, the Helm chart)
+test: build vet helm licenses test-go test-web test-packages e2e
 
 ## vet: go mod tidy (go.mod and go.sum as tidy leaves them), go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
 # golangci-lint is built from source by `go install` into bin/tools, one
@@ -104,8 +104,23 @@ licenses: $(GO_LICENSES) web
 notices: $(GO_LICENSES)
 	$(GO) run ./licenses/cmd/gennotices -go-licenses $(GO_LICENSES) $(GO_BINARIES)
 
-test-go:
-	$(GO) test -race -count=1 -timeout 8m ./...
+
+## helm: build the pinned helm into bin/tools, which deploy/helm_test.go runs (helm lint and helm template on deploy/helm/hostrelay)
+# Built from source like golangci-lint, one binary per version; a big
+# build, done once. deploy/helm_test.go reads HELM_VERSION to find it and
+# skips, saying so, where it is not built (go test outside make).
+HELM_VERSION := v3.22.0
+HELM := bin/tools/helm-$(HELM_VERSION)
+
+$(HELM):
+	@mkdir -p bin/tools
+	GOBIN=$(abspath bin/tools) $(GO) install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv bin/tools/helm $@
+
+helm: $(HELM)
+
+test-go: helm
+	HOSTRELAY_HELM=$(abspath $(HELM)) $(GO) test -race -count=1 -timeout 8m ./...
 
 test-web: deps
 	npm test

@@ -1,10 +1,13 @@
 package deploy_test
 
 import (
+	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -19,6 +22,7 @@ type composeFile struct {
 			Context string `yaml:"context"`
 		} `yaml:"build"`
 		NetworkMode string            `yaml:"network_mode"`
+		Ports       []string          `yaml:"ports"`
 		Environment map[string]string `yaml:"environment"`
 		Volumes     []string          `yaml:"volumes"`
 		Command     []string          `yaml:"command"`
@@ -49,8 +53,8 @@ func TestComposeConfigLoads(t *testing.T) {
 	if svc.Build.Context != ".." {
 		t.Errorf("build context %q: want the repository root (..), where the Dockerfile is", svc.Build.Context)
 	}
-	if svc.NetworkMode != "host" {
-		t.Errorf("network_mode %q: TURN's relay ports are random, so host networking is needed", svc.NetworkMode)
+	if svc.NetworkMode == "host" {
+		t.Errorf("network_mode host: compose.yaml is the bridge-network setup, with its ports published")
 	}
 
 	// Mounted files, by their path in the container, read from here.
@@ -102,5 +106,64 @@ func TestComposeConfigLoads(t *testing.T) {
 	}
 	if cfg.Log.Format != "json" {
 		t.Errorf("log format %q: the container logs JSON for a collector", cfg.Log.Format)
+	}
+	checkPublished(t, svc.Ports, cfg)
+}
+
+// checkPublished: on a bridge network, everything players reach is
+// published on the same port of the host: HTTP, TURN over UDP and TCP, TURN
+// over TLS, and the relay port range, which must be set (the kernel's
+// ephemeral range is too wide to publish) and published whole.
+func checkPublished(t *testing.T, specs []string, cfg server.Config) {
+	t.Helper()
+	published := map[string]bool{} // "3478/udp"
+	for _, spec := range specs {
+		hostPart, containerPart, ok := strings.Cut(spec, ":")
+		containerPart, proto, _ := strings.Cut(containerPart, "/")
+		if proto == "" {
+			proto = "tcp"
+		}
+		if !ok || hostPart != containerPart {
+			t.Errorf("ports %q: want host:container with the same ports on both sides (TURN hands out the container's port numbers)", spec)
+			continue
+		}
+		lo, hi, isRange := strings.Cut(containerPart, "-")
+		if !isRange {
+			hi = lo
+		}
+		from, err1 := strconv.Atoi(lo)
+		to, err2 := strconv.Atoi(hi)
+		if err1 != nil || err2 != nil || from > to {
+			t.Errorf("ports %q: not a port or a range", spec)
+			continue
+		}
+		for p := from; p <= to; p++ {
+			published[fmt.Sprintf("%d/%s", p, proto)] = true
+		}
+	}
+	port := func(addr string) string {
+		_, p, err := net.SplitHostPort(addr)
+		if err != nil {
+			t.Fatalf("listen address %q: %v", addr, err)
+		}
+		return p
+	}
+	want := []string{port(cfg.HTTP.Addr) + "/tcp", port(cfg.TURN.UDPAddr) + "/udp", port(cfg.TURN.TCPAddr) + "/tcp",
+		port(cfg.TURN.TLSAddr) + "/tcp"}
+	r := cfg.TURN.RelayPorts
+	if r.Size() == 0 {
+		t.Fatal("compose.yaml sets no -turn-relay-ports: the relay sockets would bind the kernel's ephemeral range, which is not published")
+	}
+	for p := int(r.Min); p <= int(r.Max); p++ {
+		want = append(want, fmt.Sprintf("%d/udp", p))
+	}
+	for _, w := range want {
+		if !published[w] {
+			t.Errorf("%s is not published", w)
+		}
+		delete(published, w)
+	}
+	for p := range published {
+		t.Errorf("%s is published but nothing listens there", p)
 	}
 }

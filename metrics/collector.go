@@ -82,7 +82,7 @@ func newCollector(src Sources) *collector {
 	def(&c.allocations, gauge, "turn_allocations", "Live TURN allocations, by client transport: udp, tcp or tls.", "transport")
 	def(&c.allocationsCreated, counter, "turn_allocations_created_total", "TURN allocations made.")
 	def(&c.allocationsRefused, counter, "turn_allocations_refused_total",
-		"TURN Allocates refused by a cap, by reason: session_quota, ip_quota (486), capacity (508).", "reason")
+		"TURN Allocates refused by a cap, by reason: session_quota, ip_quota (486), capacity, ports (508).", "reason")
 	def(&c.channelBindsRefused, counter, "turn_channel_binds_refused_total",
 		"TURN ChannelBinds refused past the channels an allocation may bind (508).")
 	def(&c.authFailures, counter, "turn_auth_failures_total",

@@ -398,3 +398,49 @@ func TestConfigTURNGSO(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigTURNRelayPorts: -turn-relay-ports reads lo-hi from a flag, a
+// variable or the file into turn.Config.RelayPorts; empty is the kernel's
+// range; anything else is refused naming the option and what is wrong.
+func TestConfigTURNRelayPorts(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		env  map[string]string
+		file string
+		want turn.PortRange
+	}{
+		{want: turn.PortRange{}},
+		{args: []string{"-turn-relay-ports", "50000-50999"}, want: turn.PortRange{Min: 50000, Max: 50999}},
+		{args: []string{"-turn-relay-ports", " 1024 - 65535 "}, want: turn.PortRange{Min: 1024, Max: 65535}},
+		{args: []string{"-turn-relay-ports", "40000-40000"}, want: turn.PortRange{Min: 40000, Max: 40000}},
+		{env: map[string]string{"HOSTRELAY_TURN_RELAY_PORTS": "50000-50099"}, want: turn.PortRange{Min: 50000, Max: 50099}},
+		{file: "turn:\n  relay_ports: 50000-50099\n", want: turn.PortRange{Min: 50000, Max: 50099}},
+		{file: "turn:\n  relay_ports: 50000-50099\n", args: []string{"-turn-relay-ports", ""}, want: turn.PortRange{}},
+	} {
+		args := tc.args
+		if tc.file != "" {
+			args = append([]string{"-config", writeFile(t, tc.file)}, args...)
+		}
+		cfg, err := LoadConfig(args, func(k string) string { return tc.env[k] }, io.Discard)
+		if err != nil {
+			t.Fatalf("%v %v %q: %v", tc.args, tc.env, tc.file, err)
+		}
+		if cfg.TURN.RelayPorts != tc.want {
+			t.Errorf("%v %v %q: relay ports %v, want %v", tc.args, tc.env, tc.file, cfg.TURN.RelayPorts, tc.want)
+		}
+	}
+	for bad, why := range map[string]string{
+		"50000":       "want a range of ports like 50000-50999",
+		"50000-":      "want a range of ports like 50000-50999",
+		"a-b":         "want a range of ports like 50000-50999",
+		"0-0":         "want a range of ports like 50000-50999",
+		"50000-65536": "want a range of ports like 50000-50999",
+		"80-1080":     "ports under 1024 need privileges",
+		"50999-50000": "the first port must not be above the last",
+	} {
+		_, err := LoadConfig([]string{"-turn-relay-ports", bad}, noEnv, io.Discard)
+		if err == nil || !strings.Contains(err.Error(), "-turn-relay-ports") || !strings.Contains(err.Error(), why) {
+			t.Errorf("-turn-relay-ports %q: %v, want an error naming the flag and %q", bad, err, why)
+		}
+	}
+}

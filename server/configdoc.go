@@ -128,7 +128,7 @@ func sampleValue(o *option) string {
 			items[i] = strconv.Quote(it)
 		}
 		return "[" + strings.Join(items, ", ") + "]"
-	case strValue, bytesValue, ipValue:
+	case strValue, bytesValue, ipValue, portRangeValue:
 		return strconv.Quote(v)
 	}
 	return v

@@ -158,6 +158,21 @@ func (c *Config) bindTURN(b binder) {
 			}
 			return nil
 		})
+	// Below 1024 a port needs privileges the server does not run with.
+	b.add("turn-relay-ports", "relay_ports", portRangeValue{&t.RelayPorts},
+		"UDP ports the TURN relay sockets use, lo-hi with 1024 <= lo <= hi <= 65535 (e.g. 50000-50999), so a firewall or a container publishes only those; one port per allocation (a browser takes 2 or 3 per peer connection): when all are taken Allocate is answered 508, counted as reason ports; empty: the kernel's ephemeral range").
+		checked(func() error {
+			switch r := t.RelayPorts; {
+			case r.Size() == 0:
+				return nil
+			case r.Min < 1024:
+				return errors.New("ports under 1024 need privileges: start at 1024 or above")
+			case r.Min > r.Max:
+				return errors.New("the first port must not be above the last")
+			}
+			return nil
+		}).defaultDoc("the kernel's ephemeral range").
+		link("[firewall](docs/operations.md#firewall)")
 	b.add("public-host", "public_host", strValue{&ice.PublicHost}, "host name put in TURN URLs").
 		defaultDoc("the host the browser used")
 	b.add("turn-secret", "secret", bytesValue{&t.Secret},

@@ -298,6 +298,32 @@ func (v ipValue) String() string {
 	return v.p.String()
 }
 
+// portRangeValue is turn.Config.RelayPorts: "lo-hi", or empty for none.
+type portRangeValue struct{ p *turn.PortRange }
+
+func (v portRangeValue) Set(s string) error {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		*v.p = turn.PortRange{}
+		return nil
+	}
+	lo, hi, ok := strings.Cut(s, "-")
+	a, errA := strconv.ParseUint(strings.TrimSpace(lo), 10, 16)
+	b, errB := strconv.ParseUint(strings.TrimSpace(hi), 10, 16)
+	if !ok || errA != nil || errB != nil || a == 0 || b == 0 {
+		return fmt.Errorf("%q: want a range of ports like 50000-50999 (each 1024 to 65535)", s)
+	}
+	*v.p = turn.PortRange{Min: uint16(a), Max: uint16(b)} //nolint:gosec // ParseUint kept them to 16 bits
+	return nil
+}
+
+func (v portRangeValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return v.p.String()
+}
+
 // bytesValue is text kept as bytes (turn.Config.Secret); empty is nil.
 type bytesValue struct{ p *[]byte }
 

@@ -96,6 +96,12 @@ type Config struct {
 	// RelayBindIP is where relay sockets bind; default PublicIP if it is
 	// loopback, else 0.0.0.0.
 	RelayBindIP net.IP
+	// RelayPorts is the range every relay socket's port comes from, so a
+	// firewall or a container can open just that; the zero value is the
+	// kernel's ephemeral range. One port per allocation: when every port
+	// of the range is taken (by our relays or by anything else on
+	// RelayBindIP), Allocate is answered 508 Insufficient Capacity.
+	RelayPorts PortRange
 	// UDPAddr is the TURN UDP listen address, e.g. "0.0.0.0:3478" or
 	// "127.0.0.1:0". Empty disables TURN over UDP.
 	UDPAddr string
@@ -189,6 +195,33 @@ type Config struct {
 	tcpWriteTimeout time.Duration
 }
 
+// PortRange is the inclusive range of ports Min..Max; the zero value is no
+// range.
+type PortRange struct {
+	Min, Max uint16
+}
+
+// Size is how many ports the range holds, 0 for the zero value.
+func (r PortRange) Size() int {
+	if r == (PortRange{}) {
+		return 0
+	}
+
+	return int(r.Max) - int(r.Min) + 1
+}
+
+// contains reports whether port is in the range.
+func (r PortRange) contains(port int) bool { return port >= int(r.Min) && port <= int(r.Max) }
+
+// String is "Min-Max", or "" for the zero value.
+func (r PortRange) String() string {
+	if r == (PortRange{}) {
+		return ""
+	}
+
+	return fmt.Sprintf("%d-%d", r.Min, r.Max)
+}
+
 // DefaultConfig is the TURN server's configuration with every limit at its
 // default: the one place they are set (hostrelay's server takes its TURN
 // defaults from here). The caller adds Secret, PublicIP, the listen
@@ -271,6 +304,8 @@ func (c Config) validate() error {
 		return fmt.Errorf("%w: got %s", ErrPublicIP, c.PublicIP)
 	case c.RelayBindIP.To4() == nil:
 		return fmt.Errorf("%w: got %s", ErrRelayBindIP, c.RelayBindIP)
+	case c.RelayPorts != PortRange{} && (c.RelayPorts.Min == 0 || c.RelayPorts.Min > c.RelayPorts.Max):
+		return fmt.Errorf("%w (got %d-%d)", ErrRelayPorts, c.RelayPorts.Min, c.RelayPorts.Max)
 	case c.UDPAddr == "" && c.TCPAddr == "" && c.TLSAddr == "":
 		return ErrNoListener
 	case c.TLSAddr != "" && (c.TLS == nil || len(c.TLS.Certificates) == 0 && c.TLS.GetCertificate == nil &&

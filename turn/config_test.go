@@ -24,6 +24,8 @@ func TestConfigValidation(t *testing.T) {
 		{"unspecified public ip", func(c *Config) { c.PublicIP = net.IPv4zero }, ErrPublicIP},
 		{"ipv6 bind ip", func(c *Config) { c.RelayBindIP = net.IPv6loopback }, ErrRelayBindIP},
 		{"no listeners", func(c *Config) { c.UDPAddr, c.TCPAddr = "", "" }, ErrNoListener},
+		{"relay ports from 0", func(c *Config) { c.RelayPorts = PortRange{Max: 50000} }, ErrRelayPorts},
+		{"relay ports reversed", func(c *Config) { c.RelayPorts = PortRange{Min: 50001, Max: 50000} }, ErrRelayPorts},
 		{"bad udp addr", func(c *Config) { c.UDPAddr = "nope" }, ErrListenAddr},
 		{"bad tcp port", func(c *Config) { c.TCPAddr = "127.0.0.1:99999" }, ErrListenAddr},
 		{"ttl over max", func(c *Config) { c.CredentialTTL, c.MaxTTL = 2*time.Hour, time.Hour }, ErrTTL},

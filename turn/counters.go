@@ -49,6 +49,7 @@ type allocationCounters struct {
 	refusedSession      atomic.Uint64 // Allocate answered 486: the session's quota
 	refusedIP           atomic.Uint64 // Allocate answered 486: the client IP's quota
 	refusedCapacity     atomic.Uint64 // Allocate answered 508: MaxAllocations
+	refusedPorts        atomic.Uint64 // Allocate answered 508: no free port in RelayPorts
 	channelBindsRefused atomic.Uint64 // ChannelBind answered 508: MaxChannelsPerAllocation
 	authFailures        [authRefusals]atomic.Uint64
 
@@ -98,10 +99,11 @@ func AuthFailureReasons() []string {
 }
 
 // AllocationRefusalReasons are the reasons Stats.AllocationsRefused counts
-// by: session_quota and ip_quota (486 Allocation Quota Reached) and
-// capacity (508 Insufficient Capacity: MaxAllocations).
+// by: session_quota and ip_quota (486 Allocation Quota Reached), capacity
+// and ports (508 Insufficient Capacity: MaxAllocations, and no free port
+// in RelayPorts).
 func AllocationRefusalReasons() []string {
-	return []string{"session_quota", "ip_quota", "capacity"}
+	return []string{"session_quota", "ip_quota", "capacity", "ports"}
 }
 
 // fill adds the allocations counters to st.
@@ -113,6 +115,7 @@ func (c *allocationCounters) fill(st *Stats) {
 		"session_quota": c.refusedSession.Load(),
 		"ip_quota":      c.refusedIP.Load(),
 		"capacity":      c.refusedCapacity.Load(),
+		"ports":         c.refusedPorts.Load(),
 	}
 	st.ChannelBindsRefused = c.channelBindsRefused.Load()
 	st.AuthFailures = make(map[string]uint64, authRefusals-1)

@@ -12,6 +12,8 @@ var (
 	ErrPublicIP = errors.New("turn: PublicIP must be a specific IPv4 address")
 	// ErrRelayBindIP means Config.RelayBindIP is not IPv4.
 	ErrRelayBindIP = errors.New("turn: RelayBindIP must be an IPv4 address")
+	// ErrRelayPorts means RelayPorts is set with Min 0 or Min above Max.
+	ErrRelayPorts = errors.New("turn: RelayPorts must have 1 <= Min <= Max")
 	// ErrNoListener means none of UDPAddr, TCPAddr and TLSAddr is set.
 	ErrNoListener = errors.New("turn: at least one of UDPAddr, TCPAddr and TLSAddr is required")
 	// ErrTLS means TLSAddr is set without a TLS config that has a certificate.
@@ -51,6 +53,7 @@ var (
 
 	errUsername          = errors.New("turn: malformed username")
 	errCapacity          = errors.New("turn: allocation capacity reached (MaxAllocations)")
+	errPortsExhausted    = errors.New("turn: no free relay port in RelayPorts")
 	errRelayNetwork      = errors.New("turn: relay sockets are UDP over IPv4 only")
 	errTCPRelay          = errors.New("turn: TCP relay allocations are not supported")
 	errSamePortExhausted = errors.New("turn: could not get the same port for UDP and TCP")

@@ -345,6 +345,22 @@ func (a *allocations) full() bool {
 	return len(a.pending)+len(a.relays) >= a.maxTotal
 }
 
+// relayCount is how many relay sockets the server holds, pending or live.
+func (a *allocations) relayCount() int {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+
+	return len(a.pending) + len(a.relays)
+}
+
+// holdsPort reports whether one of our relay sockets holds port.
+func (a *allocations) holdsPort(port uint16) bool {
+	a.mu.RLock()
+	defer a.mu.RUnlock()
+
+	return a.pending[port] != nil || a.relays[port] != nil
+}
+
 // addPending records a relay socket handed to pion before its allocation
 // exists, unless the server is closed or full.
 func (a *allocations) addPending(c *relayConn) error {

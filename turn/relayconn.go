@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"net"
 	"net/netip"
 	"sync"
@@ -217,6 +218,7 @@ func (c *relayConn) SetWriteDeadline(t time.Time) error { return c.conn.SetWrite
 type relayGenerator struct {
 	allocs *allocations
 	bindIP net.IP
+	ports  PortRange // Config.RelayPorts; zero: the kernel picks
 	log    *slog.Logger
 	ids    atomic.Uint64 // the last usage.id handed out
 }
@@ -241,8 +243,18 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 
 		return nil, nil, errCapacity
 	}
-	conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: g.bindIP, Port: requestedPort})
+	conn, err := g.listen(requestedPort)
 	if err != nil {
+		if errors.Is(err, errPortsExhausted) {
+			g.allocs.stats.refusedPorts.Add(1)
+			if skipped, ok := g.allocs.refusalLog.allow(); ok {
+				g.log.Warn("allocation refused: no free port in RelayPorts", "relay_ports", g.ports.String(),
+					"err", err, "refusals_not_logged", skipped)
+			}
+
+			return nil, nil, err
+		}
+
 		return nil, nil, fmt.Errorf("turn: open relay socket: %w", err)
 	}
 	// No raised buffers here: relayed packets reach this allocation in
@@ -265,6 +277,51 @@ func (g *relayGenerator) AllocatePacketConn(network string, requestedPort int) (
 	// pion keeps the returned address as the allocation's RelayAddr; give it
 	// its own copy so nothing it does can reach c.public.
 	return c, &net.UDPAddr{IP: g.allocs.public.AsSlice(), Port: int(port)}, nil
+}
+
+// listen opens a relay socket on requested (pion asks for a port only for
+// EVEN-PORT, one this generator opened a moment before), else on a free
+// port of RelayPorts, else on the port the kernel picks.
+func (g *relayGenerator) listen(requested int) (*net.UDPConn, error) {
+	switch {
+	case g.ports.Size() == 0:
+	case requested == 0:
+		return g.listenInRange()
+	case !g.ports.contains(requested):
+		return nil, fmt.Errorf("%w: port %d asked for is outside %s", errPortsExhausted, requested, g.ports)
+	}
+
+	return net.ListenUDP("udp4", &net.UDPAddr{IP: g.bindIP, Port: requested})
+}
+
+// listenInRange binds the first port of RelayPorts that is free, trying
+// them in order from a random one (so a port just given up is seldom the
+// next one handed out) and wrapping around. Ports our relays hold are passed
+// over without a system call; one held by anything else fails to bind and
+// is skipped. A full range costs no bind at all.
+func (g *relayGenerator) listenInRange() (*net.UDPConn, error) {
+	size := g.ports.Size()
+	if g.allocs.relayCount() >= size {
+		return nil, errPortsExhausted
+	}
+	start := rand.IntN(size) //nolint:gosec // spreads ports, guards nothing
+	var lastErr error
+	for i := range size {
+		port := int(g.ports.Min) + (start+i)%size
+		if g.allocs.holdsPort(uint16(port)) { //nolint:gosec // in the uint16 range
+			continue
+		}
+		conn, err := net.ListenUDP("udp4", &net.UDPAddr{IP: g.bindIP, Port: port})
+		if err == nil {
+			return conn, nil
+		}
+		lastErr = err
+	}
+	if lastErr == nil {
+		return nil, errPortsExhausted
+	}
+
+	return nil, fmt.Errorf("%w (last bind: %w)", errPortsExhausted, lastErr)
 }
 
 // AllocateConn would serve RFC 6062 TCP relays, which hostrelay does not offer.

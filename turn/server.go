@@ -137,7 +137,7 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.udp, s.tcp, s.tls = ls.udp, ls.tcp, ls.tls
 	streams := s.streamListeners()
 
-	gen := &relayGenerator{allocs: s.allocs, bindIP: cfg.RelayBindIP, log: log}
+	gen := &relayGenerator{allocs: s.allocs, bindIP: cfg.RelayBindIP, ports: cfg.RelayPorts, log: log}
 	events := s.allocs.eventHandler()
 	if len(streams) > 0 {
 		// The first allocation on a TCP or TLS connection lifts its
@@ -209,7 +209,8 @@ func New(ctx context.Context, cfg Config) (*Server, error) {
 	s.stopMu.Unlock()
 	log.Info("listening", "udp", addrString(s.UDPAddr()), "udp_listeners", len(s.udp), "udp_batch", udpBatch, "udp_gso", udpGSO, "tcp", addrString(s.TCPAddr()),
 		"tls", addrString(s.TLSAddr()),
-		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "realm", cfg.Realm,
+		"public_ip", cfg.PublicIP.String(), "relay_bind_ip", cfg.RelayBindIP.String(), "relay_ports", relayPortsString(cfg.RelayPorts),
+		"realm", cfg.Realm,
 		"max_bandwidth", cfg.MaxBandwidth, "bandwidth_burst", cfg.BandwidthBurst,
 		"max_allocations", cfg.MaxAllocations, "max_allocations_per_ip", cfg.MaxAllocationsPerIP,
 		"max_allocations_per_session", cfg.MaxAllocationsPerSession,
@@ -358,6 +359,15 @@ func (s *Server) close() error {
 
 func (s *Server) closeListeners() {
 	listeners{udp: s.udp, tcp: s.tcp, tls: s.tls}.close()
+}
+
+// relayPortsString is how the listening line shows RelayPorts.
+func relayPortsString(r PortRange) string {
+	if r.Size() == 0 {
+		return "ephemeral"
+	}
+
+	return r.String()
 }
 
 func addrString(a net.Addr) string {
