@@ -17,8 +17,8 @@ import (
 	"github.com/coder/websocket"
 	"github.com/pion/stun/v3"
 
-	"github.com/hostrelay/hostrelay/internal/leakcheck"
 	"github.com/hostrelay/hostrelay/internal/buildinfo"
+	"github.com/hostrelay/hostrelay/internal/leakcheck"
 	"github.com/hostrelay/hostrelay/internal/lobbytest"
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
 	"github.com/hostrelay/hostrelay/internal/testcert"

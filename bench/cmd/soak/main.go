@@ -346,7 +346,7 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	if err != nil {
 		select {
 		case <-srv.done:
-			return false, fmt.Errorf("the server exited during the drain (%v): %w\n%s", srv.exitErr(), err, srv.output())
+			return false, fmt.Errorf("the server exited during the drain (%s): %w\n%s", fmt.Sprint(srv.exitErr()), err, srv.output())
 		default:
 			return false, err
 		}

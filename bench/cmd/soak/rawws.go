@@ -100,9 +100,10 @@ func (c *rawConn) frame(dst []byte, b0 byte, payload []byte) []byte {
 	dst = append(dst, b0)
 	switch n := len(payload); {
 	case n < 126:
-		dst = append(dst, 0x80|byte(n))
+		dst = append(dst, 0x80|byte(n)) //nolint:gosec // n < 126
 	case n < 1<<16:
-		dst = append(dst, 0x80|126, byte(n>>8), byte(n))
+		dst = append(dst, 0x80|126)
+		dst = binary.BigEndian.AppendUint16(dst, uint16(n)) //nolint:gosec // n < 1<<16
 	default:
 		dst = append(dst, 0x80|127)
 		dst = binary.BigEndian.AppendUint64(dst, uint64(n))
