@@ -1,6 +1,6 @@
 // Command hostrelay is the relay server: lobby page, lobby WebSocket and
 // embedded TURN in one process. `hostrelay -h` lists the flags; each has a
-// HOSTRELAY_* environment variable.
+// HOSTRELAY_* environment variable; `hostrelay -version` prints the version.
 package main
 
 import (
@@ -12,10 +12,19 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/server"
 )
 
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "-version" || os.Args[1] == "--version") {
+		v := "hostrelay " + buildinfo.Version()
+		if c := buildinfo.Commit(); c != "" {
+			v += " (" + c + ")"
+		}
+		fmt.Println(v)
+		return
+	}
 	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
