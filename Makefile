@@ -159,7 +159,8 @@ $(CYCLONEDX_GOMOD_DIR)/cyclonedx-gomod:
 release: $(GORELEASER) $(CYCLONEDX_GOMOD_DIR)/cyclonedx-gomod
 	@echo '$(VERSION)' | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
 	  { echo 'usage: make release VERSION=x.y.z (semver, no leading v)'; exit 2; }
-	$(RELEASE_GIT_ENV) VERSION=$(VERSION) PATH="$(abspath $(CYCLONEDX_GOMOD_DIR)):$$PATH" $(GORELEASER) release --snapshot --clean
+	$(RELEASE_GIT_ENV) VERSION=$(VERSION) PATH="$(abspath $(CYCLONEDX_GOMOD_DIR)):$$PATH" GOMODCACHE="$$($(GO) env GOMODCACHE)" \
+	  $(GORELEASER) release --snapshot --clean
 	mkdir -p dist/npm
 	cp $(foreach p,$(NPM_PACKAGES),bin/npm/hostrelay-$(p)-$(VERSION).tgz) dist/npm/
 	@ls -l dist/*.tar.gz dist/*.zip dist/*.cdx.json dist/SHA256SUMS dist/npm/*.tgz
