@@ -4,7 +4,7 @@
 // A plain `go build` leaves both empty.
 package buildinfo
 
-var version, commit string
+var version, commit string //nolint:gochecknoglobals // set by the linker (-X), read-only at run time
 
 // Version is the release version ("0.1.0"), or "dev" for a build without one.
 func Version() string {

@@ -22,7 +22,7 @@ func main() {
 		if c := buildinfo.Commit(); c != "" {
 			v += " (" + c + ")"
 		}
-		fmt.Println(v)
+		fmt.Fprintln(os.Stdout, v)
 		return
 	}
 	cfg, err := server.LoadConfig(os.Args[1:], os.Getenv, os.Stderr)
