@@ -193,8 +193,7 @@ func startServer(t *testing.T, binary, dir string) string {
 			}
 		case <-time.After(20 * time.Second):
 			_ = cmd.Process.Kill()
-			<-exited
-			t.Errorf("hostrelay did not exit within 20 s of the interrupt")
+			t.Errorf("hostrelay did not exit within 20 s of the interrupt, killed: %v", <-exited)
 		}
 	})
 	select {
