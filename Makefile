@@ -6,7 +6,7 @@ E2E_BIN := bin/hostrelay-e2e
 NATSD   := bin/hostrelay-natsd
 FUZZTIME ?= 60s
 
-.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint helm licenses notices clean bench bench-netcode soak soak-floods vulncheck screenshots
+.PHONY: run run-cluster build web web-e2e build-e2e build-natsd examples deps test test-go test-web test-packages e2e fuzz vet lint helm licenses notices clean bench bench-netcode soak soak-floods vulncheck screenshots release release-npm release-host
 
 # The version and commit stamped into the binaries (internal/buildinfo):
 # the nearest v-tag without its v (0.1.0; 0.1.0-3-gabc1234def56 past it),
@@ -58,8 +58,8 @@ run: build
 run-cluster: build build-natsd
 	deploy/run-cluster.sh $(ARGS)
 
-## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, headless Chromium, licenses, the Helm chart)
-test: build vet helm licenses test-go test-web test-packages e2e
+## test: the whole suite (Go with -race, TypeScript, the packages packed and installed, this machine's release archive run, headless Chromium, licenses, the Helm chart)
+test: build vet helm licenses release-host test-go test-web test-packages e2e
 
 ## vet: go mod tidy (go.mod and go.sum as tidy leaves them), go vet, golangci-lint (.golangci.yml, the pinned version below), the TypeScript type check and the import check (no circle, layers kept)
 # golangci-lint is built from source by `go install` into bin/tools, one
@@ -187,6 +187,57 @@ vulncheck:
 	  echo "govulncheck: SKIPPED, the vulnerability database is unreachable:"; echo "$$out" | tail -1; \
 	else echo "$$out"; exit $$rc; fi
 
+## release: make release VERSION=x.y.z: static binaries for linux and darwin (amd64, arm64) and windows/amd64 with the web app embedded, archived with README and LICENSE, a CycloneDX SBOM per binary, SHA256SUMS, and the npm tarballs of @hostrelay/protocol, sdk and netcode in dist/npm (GoReleaser, .goreleaser.yaml, in snapshot mode: nothing is published; RELEASING.md)
+# GoReleaser and cyclonedx-gomod are built from source by `go install` into
+# bin/tools, one per version, as golangci-lint is.
+GORELEASER_VERSION := v2.15.1
+GORELEASER := bin/tools/goreleaser-$(GORELEASER_VERSION)
+CYCLONEDX_GOMOD_VERSION := v1.10.0
+# In a folder of its own: .goreleaser.yaml runs it by its name, from PATH.
+CYCLONEDX_GOMOD_DIR := bin/tools/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
+NPM_PACKAGES := protocol sdk netcode
+VERSION ?=
+# GoReleaser drops all it read from git (commit, date) when the clone has no
+# remote, as it asks for the remote's URL among the rest: a clone without one
+# gets the project's, for GoReleaser's git commands alone.
+RELEASE_GIT_ENV = $(if $(shell git remote),,GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=remote.origin.url GIT_CONFIG_VALUE_0=https://github.com/hostrelay/hostrelay.git)
+
+$(GORELEASER):
+	@mkdir -p bin/tools
+	GOBIN=$(abspath bin/tools) $(GO) install github.com/goreleaser/goreleaser/v2@$(GORELEASER_VERSION)
+	mv bin/tools/goreleaser $@
+
+$(CYCLONEDX_GOMOD_DIR)/cyclonedx-gomod:
+	GOBIN=$(abspath $(CYCLONEDX_GOMOD_DIR)) $(GO) install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+
+release: $(GORELEASER) $(CYCLONEDX_GOMOD_DIR)/cyclonedx-gomod
+	@echo '$(VERSION)' | grep -Eq '^[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$$' || \
+	  { echo 'usage: make release VERSION=x.y.z (semver, no leading v)'; exit 2; }
+	$(RELEASE_GIT_ENV) VERSION=$(VERSION) PATH="$(abspath $(CYCLONEDX_GOMOD_DIR)):$$PATH" GOMODCACHE="$$($(GO) env GOMODCACHE)" \
+	  $(GORELEASER) release --snapshot --clean
+	mkdir -p dist/npm
+	cp $(foreach p,$(NPM_PACKAGES),bin/npm/hostrelay-$(p)-$(VERSION).tgz) dist/npm/
+	@ls -l dist/*.tar.gz dist/*.zip dist/*.cdx.json dist/SHA256SUMS dist/npm/*.tgz
+
+# .goreleaser.yaml's before hook: npm pack of the published packages (prepack
+# builds each and copies LICENSE in) into bin/npm, refusing a package whose
+# version is not VERSION.
+release-npm: deps
+	@for p in $(NPM_PACKAGES); do \
+	  v=$$(node -p "require('./web/packages/$$p/package.json').version"); \
+	  [ "$$v" = '$(VERSION)' ] || { echo "web/packages/$$p is version $$v, not $(VERSION): npm version $(VERSION) -w @hostrelay/$$p (RELEASING.md)"; exit 1; }; \
+	done
+	rm -rf bin/npm && mkdir -p bin/npm
+	npm pack --pack-destination bin/npm $(foreach p,$(NPM_PACKAGES),-w @hostrelay/$(p))
+
+## release-host: the release archive for this machine's platform alone, in dist/host (the same .goreleaser.yaml with its targets line replaced; no SBOM, no npm): what make test's archive test unpacks and runs
+RELEASE_HOST_VERSION ?= 0.0.0-test
+RELEASE_HOST_TARGET = $(shell $(GO) env GOOS)_$(shell $(GO) env GOARCH)
+release-host: $(GORELEASER) web
+	@grep -q '^    targets: \[' .goreleaser.yaml || { echo '.goreleaser.yaml: no "    targets: [...]" line for release-host to replace'; exit 1; }
+	{ sed 's/^    targets: \[.*\]$$/    targets: [$(RELEASE_HOST_TARGET)]/' .goreleaser.yaml; echo 'dist: dist/host'; } | \
+	  $(RELEASE_GIT_ENV) VERSION=$(RELEASE_HOST_VERSION) $(GORELEASER) release --config - --snapshot --clean --skip=before,sbom
+
 clean:
-	rm -rf bin static/dist/assets static/dist/index.html static/dist/*.svg \
+	rm -rf dist bin static/dist/assets static/dist/index.html static/dist/*.svg \
 	  static/e2e/assets static/e2e/index.html static/e2e/*.svg web/packages/*/dist examples/*/dist
