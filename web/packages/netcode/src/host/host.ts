@@ -222,14 +222,17 @@ export class NetHost<I, F extends string> {
   /**
    * What to draw now, the same shape as NetClient's frame(): the world on
    * the host's screen, the last two ticks blended by how far the clock is
-   * into the next, so motion is smooth at any frame rate.
+   * into the next, so motion is smooth at any frame rate. Like NetClient's,
+   * it runs the ticks due first (update()): call it once per rendered frame.
    */
   frame(): NetView<F> {
+    this.update();
     return { renderTick: Math.max(0, this.tickNo - 1 + this.ticker.alpha), entities: this.view() };
   }
 
   /**
-   * The entities of frame(), without the object around them.
+   * The entities of frame(), without the object around them (and without
+   * running the ticks due: call update() first).
    *
    * @deprecated Use `frame().entities`, which reads the same on NetHost and NetClient.
    */
