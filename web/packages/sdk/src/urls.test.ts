@@ -20,12 +20,12 @@ describe('shareLink', () => {
   it('is the page with ?room=CODE, the relay kept, the fragment dropped', () => {
     expect(shareLink('ABC2345', 'https://games.example.com/pong/#x')).toBe('https://games.example.com/pong/?room=ABC2345');
     expect(shareLink('ABC2345', 'http://127.0.0.1:5173/?relay=http%3A%2F%2F127.0.0.1%3A8080')).toBe(
-      'http://127.0.0.1:5173/?relay=http%3A%2F%2F127.0.0.1%3A8080&room=ABC2345',
+      'http://127.0.0.1:5173/?room=ABC2345&relay=http%3A%2F%2F127.0.0.1%3A8080',
     );
   });
 
   it('replaces the code of the link the page was opened from', () => {
-    expect(shareLink('NEW2345', 'https://g.example/?room=OLD2345&relay=x')).toBe('https://g.example/?room=NEW2345&relay=x');
+    expect(shareLink('NEW2345', 'https://g.example/?relay=x&room=OLD2345')).toBe('https://g.example/?room=NEW2345&relay=x');
     expect(shareLink('NEW2345', 'https://g.example/', 'game')).toBe('https://g.example/?game=NEW2345');
   });
 

@@ -17,8 +17,8 @@ export function lobbyUrl(relay: string | URL, base: string | URL | undefined = g
 
 /**
  * A link that opens `page` (default: this page) and joins room `code`: the
- * page's URL with `?room=CODE`, its other query parameters kept (a
- * `?relay=` the page was opened with carries on) and its #fragment dropped.
+ * page's URL with `?room=CODE` first, its other query parameters kept after
+ * it (a `?relay=` the page was opened with carries on) and its #fragment dropped.
  * The page reads the code back with `new URLSearchParams(location.search).get('room')`.
  *
  * @example
@@ -28,6 +28,7 @@ export function shareLink(code: string, page: string | URL | undefined = globalT
   if (page === undefined) throw new TypeError('shareLink: no page URL (pass one outside a browser)');
   const url = new URL(page);
   url.hash = '';
-  url.searchParams.set(param, code);
+  const rest = [...url.searchParams].filter(([k]) => k !== param);
+  url.search = new URLSearchParams([[param, code], ...rest]).toString();
   return url.href;
 }
