@@ -24,12 +24,12 @@ func sdkFixture(t *testing.T) fstest.MapFS {
 		"hostrelay.js":      "var HostRelay=(()=>({VERSION:'0.1.0'}))();\n",
 	}
 	fsys := fstest.MapFS{}
-	m := map[string]any{"version": "0.1.0", "global": "HostRelay", "files": map[string]any{}}
+	listed := map[string]any{}
 	for name, body := range files {
 		fsys[name] = &fstest.MapFile{Data: []byte(body)}
-		m["files"].(map[string]any)[name] = map[string]any{"bytes": len(body), "integrity": sriSHA384([]byte(body))}
+		listed[name] = map[string]any{"bytes": len(body), "integrity": sriSHA384([]byte(body))}
 	}
-	raw, err := json.Marshal(m)
+	raw, err := json.Marshal(map[string]any{"version": "0.1.0", "global": "HostRelay", "files": listed})
 	if err != nil {
 		t.Fatal(err)
 	}
