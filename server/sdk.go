@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"crypto/sha512"
 	"encoding/base64"
 	"encoding/json"
@@ -11,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/labstack/echo/v4"
 )
@@ -41,13 +44,28 @@ type sdkBundle struct {
 	version string
 	global  string
 	names   []string // in the manifest's order
-	files   map[string]sdkFile
+	files   map[string]*sdkFile
 }
 
 type sdkFile struct {
 	body        []byte
 	integrity   string
 	contentType string
+	// body compressed, on first asking (a bundle shrinks to about a
+	// third; not at start, which every server in the tests goes through)
+	gzipOnce sync.Once
+	gzipped  []byte
+}
+
+// gzip returns the compressed body, or nil if compressing failed.
+func (f *sdkFile) gzip() []byte {
+	f.gzipOnce.Do(func() {
+		gz, err := gzipBytes(f.body)
+		if err == nil {
+			f.gzipped = gz
+		}
+	})
+	return f.gzipped
 }
 
 // loadSDK reads the manifest and the files it names from fsys, and checks
@@ -74,7 +92,7 @@ func loadSDK(fsys fs.FS) (*sdkBundle, error) {
 	if !sdkVersionPattern.MatchString(m.Version) {
 		return nil, fmt.Errorf("server: sdk: %s: version %q is not x.y.z", sdkManifest, m.Version)
 	}
-	b := &sdkBundle{version: m.Version, global: m.Global, files: map[string]sdkFile{}}
+	b := &sdkBundle{version: m.Version, global: m.Global, files: map[string]*sdkFile{}}
 	for name, f := range m.Files {
 		ct := sdkContentType(name)
 		if ct == "" || strings.Contains(name, "/") {
@@ -87,11 +105,38 @@ func loadSDK(fsys fs.FS) (*sdkBundle, error) {
 		if got := sriSHA384(body); got != f.Integrity {
 			return nil, fmt.Errorf("server: sdk: %s hashes to %s, the manifest says %s: rebuild it", name, got, f.Integrity)
 		}
-		b.files[name] = sdkFile{body: body, integrity: f.Integrity, contentType: ct}
+		b.files[name] = &sdkFile{body: body, integrity: f.Integrity, contentType: ct}
 		b.names = append(b.names, name)
 	}
 	slices.Sort(b.names)
 	return b, nil
+}
+
+func gzipBytes(body []byte) ([]byte, error) {
+	var buf bytes.Buffer
+	w, err := gzip.NewWriterLevel(&buf, gzip.BestCompression)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := w.Write(body); err != nil {
+		return nil, err
+	}
+	if err := w.Close(); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), nil
+}
+
+// acceptsGzip: the request's Accept-Encoding lists gzip, and not with q=0.
+func acceptsGzip(r *http.Request) bool {
+	for _, part := range strings.Split(r.Header.Get("Accept-Encoding"), ",") {
+		coding, params, _ := strings.Cut(strings.TrimSpace(part), ";")
+		if strings.EqualFold(strings.TrimSpace(coding), "gzip") {
+			q := strings.ReplaceAll(params, " ", "")
+			return q != "q=0" && q != "q=0.0" && q != "q=0.00" && q != "q=0.000"
+		}
+	}
+	return false
 }
 
 func sdkContentType(name string) string {
@@ -161,6 +206,11 @@ func (h *sdkHandler) file(c echo.Context) error {
 			h.b.version, version, h.b.path(name), name))
 	}
 	hd.Set("Cache-Control", sdkImmutable)
+	hd.Set("Vary", "Accept-Encoding")
+	if gz := f.gzip(); gz != nil && acceptsGzip(c.Request()) {
+		hd.Set("Content-Encoding", "gzip")
+		return c.Blob(http.StatusOK, f.contentType, gz)
+	}
 	return c.Blob(http.StatusOK, f.contentType, f.body)
 }
 

@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"compress/gzip"
 	"encoding/json"
 	"io"
 	"io/fs"
@@ -98,6 +100,47 @@ func TestSDKVersionedFiles(t *testing.T) {
 		}
 		if string(r.body) != string(fsys[name].Data) {
 			t.Errorf("%s: served %q", name, r.body)
+		}
+	}
+}
+
+// TestSDKGzip: a client that takes gzip gets the bundle compressed, and
+// the bytes it decodes are those the integrity was computed over.
+func TestSDKGzip(t *testing.T) {
+	fsys := sdkFixture(t)
+	base := sdkServer(t, fsys)
+	for _, c := range []struct {
+		accept string
+		gzip   bool
+	}{{"gzip, deflate, br, zstd", true}, {"br", false}, {"", false}, {"gzip;q=0, br", false}, {"GZIP;q=0.5", true}} {
+		req, err := http.NewRequestWithContext(t.Context(), http.MethodGet, base+"/sdk/0.1.0/hostrelay.mjs", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Accept-Encoding", c.accept) // set by hand, so the client does not decode for us
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := resp.Header.Get("Content-Encoding") == "gzip"; got != c.gzip || resp.Header.Get("Vary") != "Accept-Encoding" {
+			t.Errorf("Accept-Encoding %q: Content-Encoding %q, Vary %q", c.accept, resp.Header.Get("Content-Encoding"), resp.Header.Get("Vary"))
+		}
+		if c.gzip {
+			zr, err := gzip.NewReader(bytes.NewReader(body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if body, err = io.ReadAll(zr); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if sriSHA384(body) != sriSHA384(fsys["hostrelay.mjs"].Data) {
+			t.Errorf("Accept-Encoding %q: decoded %q", c.accept, body)
 		}
 	}
 }
