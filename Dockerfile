@@ -21,6 +21,7 @@ COPY go.mod go.sum ./
 RUN go mod download
 COPY . .
 COPY --from=web /src/static/dist/ static/dist/
+COPY --from=web /src/static/sdk/ static/sdk/
 # CGO off: a static binary, which is what distroless/static (and scratch) need.
 RUN CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o /out/hostrelay ./server/cmd/hostrelay
 # The state directory (the ACME certificate cache): owned by nonroot in the

@@ -25,8 +25,9 @@ node_modules/.installed: package.json package-lock.json $(wildcard web/packages/
 
 deps: node_modules/.installed
 
-# The web app is built into static/dist, which the Go binary embeds; the
-# check fails the build if test code (the e2e build's hooks) got into it.
+# The web app is built into static/dist and the script-tag SDK into
+# static/sdk (web/bundle/build.ts), which the Go binary embeds; the check
+# fails the build if test code (the e2e build's hooks) got into the app.
 web: deps
 	npm run build
 	@touch static/dist/.gitkeep # vite empties dist; the embed needs a file before the first build
@@ -240,4 +241,5 @@ release-host: $(GORELEASER) web
 
 clean:
 	rm -rf dist bin static/dist/assets static/dist/index.html static/dist/*.svg \
-	  static/e2e/assets static/e2e/index.html static/e2e/*.svg web/packages/*/dist examples/*/dist
+	  static/e2e/assets static/e2e/index.html static/e2e/*.svg static/sdk/*.*js* static/sdk/manifest.json \
+	  web/packages/*/dist examples/*/dist

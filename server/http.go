@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"io/fs"
 	"net/http"
 	"net/netip"
@@ -57,6 +58,12 @@ func newHTTP(s *Server) *echo.Echo {
 		s.hub.ServeWebSocket(c.Response(), c.Request(), ip)
 		return nil
 	})
+
+	sdk, sdkErr := loadSDK(static.SDK())
+	if sdkErr != nil && !errors.Is(sdkErr, errSDKNotBuilt) {
+		s.log.Error("the script-tag SDK is not served", "component", "http", "err", sdkErr)
+	}
+	sdkRoutes(e, sdk, sdkErr)
 
 	web := static.FS()
 	indexHTML, indexErr := fs.ReadFile(web, "index.html")

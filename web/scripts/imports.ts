@@ -56,6 +56,8 @@ export const REPO_PARTS: readonly Part[] = [
   { name: '@hostrelay/protocol', dir: 'web/packages/protocol', uses: [], testUses: FUZZ },
   { name: '@hostrelay/sdk', dir: 'web/packages/sdk', uses: ['@hostrelay/protocol'], testUses: FUZZ },
   { name: '@hostrelay/netcode', dir: 'web/packages/netcode', uses: ['@hostrelay/protocol', '@hostrelay/sdk'], testUses: FUZZ },
+  // web/bundle: the script-tag SDK, the packages as one file for the relay to serve.
+  { name: 'the script-tag bundle', dir: 'web/bundle', uses: PACKAGES },
   // web/games: the middle, each game built on the packages alone.
   { name: 'games', dir: 'web/games', uses: PACKAGES, testUses: FUZZ, units: true },
   // web/app: the top, the lobby app, on the games and the packages.

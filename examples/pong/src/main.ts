@@ -1,6 +1,6 @@
 // The page around the game: a name, "Create game" (or "Join game" when the
 // page was opened from a share link), the share link, then Pong.
-import { ClientErrorCode, ErrorCode, LobbyClient, LobbyError, RoomSession } from '@hostrelay/sdk';
+import { ClientErrorCode, ErrorCode, LobbyClient, LobbyError, lobbyUrl, RoomSession, shareLink } from '@hostrelay/sdk';
 import { pong } from './pong';
 import './style.css';
 
@@ -13,22 +13,6 @@ const code = params.get('room');
  * needs -allowed-origins for the page's origin).
  */
 const relay = params.get('relay') || import.meta.env.VITE_HOSTRELAY_URL || location.origin;
-
-/** http(s)://host[:port] (or ws(s)://…) → the server's lobby WebSocket URL. */
-function lobbyUrl(server: string): string {
-  const url = new URL(server, location.href);
-  url.protocol = url.protocol === 'https:' || url.protocol === 'wss:' ? 'wss:' : 'ws:';
-  if (url.pathname === '/') url.pathname = '/ws';
-  return url.href;
-}
-
-/** This page with ?room=CODE (and the relay, if the page was told one). */
-function shareLink(room: string): string {
-  const url = new URL(location.pathname, location.origin);
-  url.searchParams.set('room', room);
-  if (params.has('relay')) url.searchParams.set('relay', relay);
-  return url.href;
-}
 
 function explain(err: unknown): string {
   if (!(err instanceof LobbyError)) return String(err);

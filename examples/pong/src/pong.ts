@@ -60,7 +60,7 @@ export function mountPong({ session, container }: GameContext): RunningGame {
     host = new NetHost<PongInput, Field>({
       transport,
       game: pongGame,
-      localInput: controls.read,
+      readInput: controls.read,
       step: ({ inputs, dt }) => match.step(inputs, dt),
       capture: () => match.entities(),
     });
@@ -95,8 +95,7 @@ export function mountPong({ session, container }: GameContext): RunningGame {
   let frames = 0;
   const render = (): void => {
     // The host draws its world blended between ticks; a client draws what NetClient makes of the snapshots.
-    host?.update();
-    const entities: ReadonlyEntityMap<Field> = host ? host.view() : client!.view().entities;
+    const { entities } = (host ?? client!).frame();
     const mySlot = host ? 0 : client!.slot;
     const players = host ? host.players : client!.players;
     const slots: Record<Side, number | undefined> = { left: undefined, right: undefined };

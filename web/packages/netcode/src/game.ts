@@ -47,3 +47,11 @@ export interface Handover<F extends string> {
   /** The host that went away. Its entity is not carried over: the game should not seed it. */
   readonly previousHost: string;
 }
+
+/** One frame's worth of world to draw, on the host (NetHost.frame()) or a client (NetClient.frame(), a ClientView). */
+export interface NetView<F extends string> {
+  /** The (fractional) host tick drawn. */
+  renderTick: number;
+  /** Every entity, as this tab draws it now. */
+  entities: ReadonlyEntityMap<F>;
+}

@@ -37,6 +37,7 @@ export {
   type LobbyErrorCode,
   type PeerErrorCodeName,
 } from './errors.js';
+export { lobbyUrl, shareLink } from './urls.js';
 export { webSocketTransport, type Transport, type TransportFactory, type TransportHandlers } from './transport.js';
 export type { CandidatePairTypes, SelectedPair } from './stats.js';
 export type {

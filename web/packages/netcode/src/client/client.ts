@@ -1,5 +1,5 @@
 import { Emitter, type Unsubscribe } from '@hostrelay/sdk';
-import { DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer } from '../game.js';
+import { DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer, type NetView } from '../game.js';
 import { JitterMeter, LossMeter, RateMeter, RttMeter, since16, stamp16, type ClientStats } from '../stats.js';
 import { FixedTicker } from '../ticker.js';
 import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport.js';
@@ -17,9 +17,17 @@ export interface NetClientOptions<I, F extends string> {
   game: NetGame<I, F>;
   /** Samples the local player's input; called once per tick. */
   readInput(): I;
-  /** Predicts the local player: the host's movement code for one player, one tick. Omit to not predict. */
+  /**
+   * Predicts the local player: the host's movement code for one player, one
+   * tick, applied to the local entity (see localEntity). Omit to not predict.
+   */
   predict?: PredictStep<I, F>;
-  /** The local player's entity id, from the slot the host assigned (default: the slot itself). */
+  /**
+   * The local player's entity id, from the slot the host assigned. By
+   * default the slot itself: the entity the client predicts is the one
+   * whose id is the player's slot (NetPlayer.slot, which the host's
+   * playerJoin hands your world), so give each player's entity that id.
+   */
   localEntity?: (slot: number) => number;
   /** Fields of the local entity a correction slides instead of snapping (positions). */
   smoothFields?: readonly F[];
@@ -56,8 +64,8 @@ export interface NetClientEvents {
   hostChanged: [hostId: string, previousHostId: string];
 }
 
-/** One frame's worth of world to draw. */
-export interface ClientView<F extends string> {
+/** One frame's worth of world to draw on a client. */
+export interface ClientView<F extends string> extends NetView<F> {
   /** The (fractional) host tick remote entities are drawn at. */
   renderTick: number;
   /** Every entity: remote ones interpolated, the local one predicted and smoothed. */
@@ -89,7 +97,7 @@ const REDUNDANCY_MS = 100;
  *   smoothFields: ['x', 'y'],
  * });
  * client.start();
- * requestAnimationFrame(function draw() { render(client.view()); requestAnimationFrame(draw); });
+ * requestAnimationFrame(function draw() { render(client.frame().entities); requestAnimationFrame(draw); });
  */
 export class NetClient<I, F extends string> {
   readonly tickRate: number;
@@ -288,7 +296,20 @@ export class NetClient<I, F extends string> {
     this.o.transport.send(this.o.transport.hostId, encodeEvent({ type: 'user', payload }), 'events');
   }
 
-  /** What to draw now. Call once per rendered frame: it also counts frames for the dry-buffer figure. */
+  /**
+   * What to draw now: every entity (the local one predicted, the rest
+   * interpolated) and how. Call once per rendered frame: it also counts
+   * frames for the dry-buffer figure. NetHost.frame() has the same shape.
+   */
+  frame(): ClientView<F> {
+    return this.view();
+  }
+
+  /**
+   * frame() by its first name.
+   *
+   * @deprecated Use `frame()`, which reads the same on NetHost and NetClient.
+   */
   view(): ClientView<F> {
     this.update();
     const now = this.scheduler.now();

@@ -1,5 +1,5 @@
 import { Emitter, type Unsubscribe } from '@hostrelay/sdk';
-import { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer } from '../game.js';
+import { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer, type NetView } from '../game.js';
 import { FixedTicker } from '../ticker.js';
 import { browserScheduler, type NetTransport, type Scheduler } from '../transport/transport.js';
 import { ByteWriter, WireError } from '../wire/bytes.js';
@@ -36,7 +36,12 @@ export interface NetHostOptions<I, F extends string> {
   step(tick: HostTick<I>): void;
   /** Every networked entity as it is now, any order. Called after each step. */
   capture(): Iterable<readonly [number, Readonly<Entity<F>>]>;
-  /** The host's own input, sampled once per tick. Omit it and the host does not play. */
+  /**
+   * Samples the host's own player's input; called once per tick (the same
+   * option as NetClient's). Omit it and the host does not play.
+   */
+  readInput?: () => I;
+  /** @deprecated The old name of `readInput` (still honoured; `readInput` wins if both are set). */
   localInput?: () => I;
   /** Snapshots per second sent to each client (default 30; the tick rate divided by a whole number). */
   snapshotRate?: number;
@@ -85,14 +90,14 @@ export interface NetHostEvents<F extends string> {
  * const host = new NetHost({
  *   transport: sessionTransport(session),
  *   game,
- *   localInput: () => keyboard.read(),
+ *   readInput: () => keyboard.read(),
  *   step: ({ inputs, dt }) => world.step(inputs, dt),
  *   capture: () => world.entities(),
  * });
  * host.on('playerJoin', (p) => world.spawn(p.id, p.slot));
  * host.on('playerLeave', (p) => world.remove(p.id));
  * host.start();
- * requestAnimationFrame(function draw() { render(host.view()); requestAnimationFrame(draw); });
+ * requestAnimationFrame(function draw() { render(host.frame().entities); requestAnimationFrame(draw); });
  */
 export class NetHost<I, F extends string> {
   readonly tickRate: number;
@@ -114,6 +119,7 @@ export class NetHost<I, F extends string> {
   private readonly writer = new ByteWriter(1024);
   private readonly offs: Unsubscribe[] = [];
   private readonly local: NetPlayer | null;
+  private readonly readInput: (() => I) | null;
   private current: EntityMap<F> = new Map();
   private previous: EntityMap<F> = new Map();
   private tickNo = 0;
@@ -133,7 +139,8 @@ export class NetHost<I, F extends string> {
     this.ticker = new FixedTicker(this.tickRate, Math.ceil(this.tickRate / 2));
     this.validator = options.validation ? new Validator(options.validation.rules) : null;
     const h = options.handover;
-    this.local = options.localInput ? { id: options.transport.localId, slot: h?.slot ?? 0 } : null;
+    this.readInput = options.readInput ?? options.localInput ?? null;
+    this.local = this.readInput ? { id: options.transport.localId, slot: h?.slot ?? 0 } : null;
     if (h) {
       this.tickNo = h.tick;
       this.current = quantizeAll(options.game.schema, h.entities);
@@ -213,8 +220,21 @@ export class NetHost<I, F extends string> {
   }
 
   /**
-   * The world for drawing on the host's screen: the last two ticks blended
-   * by how far the clock is into the next, so motion is smooth at any frame rate.
+   * What to draw now, the same shape as NetClient's frame(): the world on
+   * the host's screen, the last two ticks blended by how far the clock is
+   * into the next, so motion is smooth at any frame rate. Like NetClient's,
+   * it runs the ticks due first (update()): call it once per rendered frame.
+   */
+  frame(): NetView<F> {
+    this.update();
+    return { renderTick: Math.max(0, this.tickNo - 1 + this.ticker.alpha), entities: this.view() };
+  }
+
+  /**
+   * The entities of frame(), without the object around them (and without
+   * running the ticks due: call update() first).
+   *
+   * @deprecated Use `frame().entities`, which reads the same on NetHost and NetClient.
    */
   view(): ReadonlyEntityMap<F> {
     const alpha = this.ticker.alpha;
@@ -275,7 +295,7 @@ export class NetHost<I, F extends string> {
     const tick = ++this.tickNo;
     const inputs = new Map<string, I>();
     const sticky = new Set<string>();
-    if (this.local && this.o.localInput) inputs.set(this.local.id, this.o.localInput());
+    if (this.local && this.readInput) inputs.set(this.local.id, this.readInput());
     const applied: [string, number][] = [];
     for (const [id, p] of this.peers) {
       const next = p.next();

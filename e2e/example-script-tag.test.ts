@@ -1,0 +1,186 @@
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from './browser';
+import { until } from './harness';
+import { serverBinary, startServer, type RunningServer } from './server';
+import { serveStatic, type StaticServer } from './static-server';
+
+// The script-tag example (examples/script-tag/index.html): one HTML file, no
+// build, the SDK imported from the relay at /sdk/latest/hostrelay.mjs. It is
+// served as is from a static server of its own, another origin than the
+// relay's, which lets it in with -allowed-origins. Two tabs play: created in
+// one, joined by the share link in the other, each moves its dot by
+// keyboard and sees the other's move, through TURN (relay/relay).
+
+const DIR = fileURLToPath(new URL('../examples/script-tag', import.meta.url));
+const SHOTS = 'test-results/example-script-tag';
+
+/** What the page draws, published for this test (window.dots). */
+interface DotsState {
+  role: 'host' | 'client';
+  slot: number | null;
+  dots: Record<string, { x: number; y: number }>;
+  frames: number;
+}
+
+interface PairTypes {
+  peerId: string;
+  local: string;
+  remote: string;
+}
+
+declare global {
+  interface Window {
+    dots?: DotsState;
+    dotsPairs?: () => Promise<PairTypes[]>;
+    HostRelay?: { VERSION: string; LobbyClient: unknown; NetHost: unknown };
+  }
+}
+
+let site: StaticServer | undefined;
+let relay: RunningServer | undefined;
+let browser: Browser | undefined;
+let contexts: BrowserContext[] = [];
+let pages: { label: string; page: Page; log: string[] }[] = [];
+
+beforeAll(async () => {
+  site = await serveStatic(DIR);
+  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host]);
+  browser = await launchBrowser();
+  mkdirSync(SHOTS, { recursive: true });
+});
+
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail') {
+    for (const { label, page, log } of pages) {
+      if (page.isClosed()) continue;
+      await page.screenshot({ path: `${SHOTS}/failed-${label}.png` }).catch(() => undefined);
+      const state = await page.evaluate(() => window.dots ?? null).catch(() => null);
+      process.stderr.write(`--- ${label}: window.dots ${JSON.stringify(state)}\n${log.join('\n')}\n`);
+    }
+    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
+  }
+  for (const c of contexts) await c.close().catch(() => undefined);
+  contexts = [];
+  pages = [];
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await relay?.stop();
+  await site?.close();
+});
+
+async function open(label: string): Promise<{ page: Page; sdk: { url: string; status: number }[] }> {
+  if (!browser) throw new Error('example-script-tag: browser not started');
+  const context = await browser.newContext({ viewport: { width: 800, height: 720 } });
+  contexts.push(context);
+  const page = await context.newPage();
+  const log: string[] = [];
+  const sdk: { url: string; status: number }[] = [];
+  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
+  page.on('response', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/sdk/')) sdk.push({ url: r.url(), status: r.status() });
+  });
+  pages.push({ label, page, log });
+  return { page, sdk };
+}
+
+const state = (page: Page): Promise<DotsState> => page.evaluate(() => window.dots!);
+
+/** Where `page` draws the dot of `slot`. */
+async function dot(page: Page, slot: number): Promise<{ x: number; y: number }> {
+  const d = (await state(page)).dots[slot];
+  if (!d) throw new Error(`no dot ${slot} drawn`);
+  return d;
+}
+
+async function startAs(page: Page, name: string): Promise<void> {
+  await until(page, () => !(document.getElementById('start') as HTMLFormElement).hidden, null, 30_000);
+  await page.fill('#name', name);
+  await page.click('#go');
+}
+
+describe('the script-tag example (examples/script-tag)', () => {
+  it('plays in two tabs on its own origin: the SDK from the relay, joined by the share link, each sees the other move', async () => {
+    const relayUrl = `http://${relay!.http}`;
+    const { page: host, sdk } = await open('host');
+    await host.goto(`${site!.origin}/?relay=${encodeURIComponent(relayUrl)}`);
+    await startAs(host, 'Ada');
+    await until(host, () => window.dots?.role === 'host' && window.dots.dots[0] !== undefined, null, 30_000);
+    const link = await host.inputValue('#link');
+    expect(link).toMatch(new RegExp(`^${site!.origin}/\\?room=[A-Z0-9]{7}&relay=`));
+    // The module came from the relay: /sdk/latest/ redirected to the version it serves.
+    expect(sdk.map((r) => [new URL(r.url).pathname, r.status])).toEqual([
+      ['/sdk/latest/hostrelay.mjs', 302],
+      [expect.stringMatching(/^\/sdk\/\d+\.\d+\.\d+\/hostrelay\.mjs$/), 200],
+    ]);
+
+    const { page: client } = await open('client');
+    await client.goto(link);
+    await until(client, () => document.getElementById('go')!.textContent === 'Join game', null, 30_000);
+    await startAs(client, 'Grace');
+    await until(client, () => window.dots?.slot === 1 && Object.keys(window.dots.dots).length === 2, null, 30_000);
+    await until(host, () => Object.keys(window.dots!.dots).length === 2, null, 30_000);
+
+    // The client's dot, moved by its keys, moves on the host's screen.
+    const c0 = await dot(host, 1);
+    await client.keyboard.down('ArrowLeft');
+    await until(host, (x) => window.dots!.dots[1]!.x < x - 100, c0.x);
+    await client.keyboard.up('ArrowLeft');
+    // The host's dot, moved by its keys, moves on the client's screen.
+    const h0 = await dot(client, 0);
+    await host.keyboard.down('ArrowDown');
+    await until(client, (y) => window.dots!.dots[0]!.y > y + 80, h0.y);
+    await host.keyboard.up('ArrowDown');
+
+    // Once both stop, both tabs draw both dots at the same place.
+    const both = async (): Promise<string[]> => [JSON.stringify((await state(host)).dots), JSON.stringify((await state(client)).dots)];
+    await expect.poll(async () => new Set(await both()).size, { timeout: 10_000 }).toBe(1);
+
+    // Through TURN on both ends, never peer to peer.
+    for (const page of [host, client]) {
+      const pairs = await page.evaluate(() => window.dotsPairs!());
+      expect(pairs.length).toBe(1);
+      expect(pairs.map((p) => [p.local, p.remote])).toEqual([['relay', 'relay']]);
+    }
+    expect(await host.textContent('#status')).toBe('Arrow keys or WASD to move your dot.');
+    await host.screenshot({ path: `${SHOTS}/host.png` });
+    await client.screenshot({ path: `${SHOTS}/client.png` });
+  });
+
+  it('loads the classic script with the integrity the relay publishes, and refuses other bytes', async () => {
+    const relayUrl = `http://${relay!.http}`;
+    const manifest = (await (await fetch(`${relayUrl}/sdk/manifest.json`)).json()) as {
+      version: string;
+      files: Record<string, { path: string; integrity: string }>;
+    };
+    const js = manifest.files['hostrelay.js']!;
+    const { page } = await open('classic');
+    await page.goto(`${site!.origin}/?relay=${encodeURIComponent(relayUrl)}`);
+    const load = (src: string, integrity: string): Promise<string> =>
+      page.evaluate(
+        ([s, i]) =>
+          new Promise<string>((done) => {
+            const el = document.createElement('script');
+            Object.assign(el, { src: s, integrity: i, crossOrigin: 'anonymous' });
+            el.onload = () => done('loaded');
+            el.onerror = () => done('refused');
+            document.head.append(el);
+          }),
+        [src, integrity] as const,
+      );
+    const wrong = manifest.files['hostrelay.mjs']!.integrity;
+    expect(await load(relayUrl + js.path, wrong)).toBe('refused');
+    expect(await page.evaluate(() => typeof window.HostRelay)).toBe('undefined');
+    expect(await load(relayUrl + js.path, js.integrity)).toBe('loaded');
+    expect(await page.evaluate(() => [window.HostRelay!.VERSION, typeof window.HostRelay!.LobbyClient, typeof window.HostRelay!.NetHost])).toEqual([
+      manifest.version,
+      'function',
+      'function',
+    ]);
+  });
+});
