@@ -3,7 +3,12 @@ module github.com/hostrelay/hostrelay
 go 1.26.8
 
 require (
+	// Identity tokens (auth/): JWT parsing and checks; the JWKS client
+	// (fetch, cache, refresh on an unknown kid) and its key-set parser.
+	github.com/MicahParks/jwkset v0.11.4
+	github.com/MicahParks/keyfunc/v3 v3.9.1
 	github.com/coder/websocket v1.8.15
+	github.com/golang-jwt/jwt/v5 v5.3.1
 	github.com/labstack/echo/v4 v4.16.0
 	// Only protocol/internal/skeletongen (and its test) reads this: the UTS #39
 	// confusables data for the name skeleton table.

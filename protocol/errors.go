@@ -35,6 +35,15 @@ const (
 	// CodeUnavailable: the cluster's directory cannot be reached just now;
 	// the request changed nothing and may be tried again.
 	CodeUnavailable = "unavailable"
+	// Identity tokens (Hello.Token). CodeAuthRequired: this server wants a
+	// token and the hello had none. CodeAuthInvalid: the token was refused;
+	// Error.Message names the cause (expired, signature, audience, ...).
+	// CodeAuthUnavailable: the keys to check it could not be fetched just
+	// now; try again. CodeMembersOnly: the room takes verified players only.
+	CodeAuthRequired    = "auth_required"
+	CodeAuthInvalid     = "auth_invalid"
+	CodeAuthUnavailable = "auth_unavailable"
+	CodeMembersOnly     = "members_only"
 )
 
 // Close reasons for RoomClosed and PlayerLeft.

@@ -36,6 +36,11 @@ const (
 	MaxDevice      = 64  // bytes of Hello.Device
 	MaxPartySize   = 4   // members of one party: a few friends, who fit any room of 4 or more
 	MaxRegion      = 32  // bytes of a region label: lower-case letters, digits, '-', '_', '.'
+	// Identity (Hello.Token, Player.UserID, Player.Meta): a server's
+	// -auth-max-token may only be lower than MaxAuthToken.
+	MaxAuthToken = 4096 // bytes of Hello.Token
+	MaxUserID    = 128  // bytes of Player.UserID: the token's sub
+	MaxMeta      = 512  // bytes of Player.Meta: the token's meta object as compact JSON
 )
 
 // RoomCodeAlphabet leaves out 0, O, 1, I, L (read alike) and U (accidental
