@@ -39,6 +39,9 @@ var goldenCases = []goldenCase{
 	{"welcome resumed", TypeWelcome, 1, &Welcome{Version: Version, Session: "s_4kq9z2mx7c3v", MaxFrame: MaxFrame,
 		Token: "st_q2v7yq4mkd3f6x5b8n2c4w6e", Resume: "rs_7n2c4w6e8r3x9k2m5q4v8b6t", Grace: 20, Resumed: true}},
 	{"create migrating room", TypeCreateRoom, 2, &CreateRoom{Name: "arena", MaxPlayers: 4, Public: true, Migrate: true}},
+	{"hello with token", TypeHello, 1, &Hello{Version: Version, Name: "Ada", Token: "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJ1XzQyIn0.c2ln"}},
+	{"create members-only room", TypeCreateRoom, 2, &CreateRoom{Name: "club", MaxPlayers: 4, MembersOnly: true}},
+	{"verified player", TypePlayerUpdated, 0, &PlayerUpdated{Player: Player{ID: "p3", Name: "Ada", Verified: true, UserID: "u_42", Meta: `{"rank":3}`}}},
 	{"player away", TypePlayerUpdated, 0, &PlayerUpdated{Player: Player{ID: "p2", Name: "Grace", Ping: 12, Away: true}}},
 	{"host changed", TypeHostChanged, 0, &HostChanged{Host: "p2", Previous: "p1"}},
 	{"ice refresh", TypeICERefresh, 0, &ICERefresh{ICE: ICE{Servers: []ICEServer{{

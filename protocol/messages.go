@@ -46,6 +46,12 @@ type Hello struct {
 	// frames the client had received on it (see resume.go).
 	Resume   string `msgpack:"resume,omitempty" json:"resume,omitempty"`
 	Received uint64 `msgpack:"received,omitempty" json:"received,omitempty"`
+	// Token is an identity token from the game's backend (a JWT; see
+	// docs/identity.md), at most MaxAuthToken bytes. A server with -auth
+	// off ignores it; otherwise a valid one makes the player verified and a
+	// bad one refuses the hello with auth_invalid or auth_unavailable.
+	// Send it again on a resume: the identity is checked each time.
+	Token string `msgpack:"token,omitempty" json:"token,omitempty"`
 }
 
 // Welcome answers Hello. Session names this lobby session in logs and in the
@@ -105,6 +111,10 @@ type CreateRoom struct {
 	// a node elsewhere answers room_elsewhere with one that is. A region
 	// with no live node is ignored (the room is made here).
 	Region string `msgpack:"region,omitempty" json:"region,omitempty"`
+	// MembersOnly admits verified players only (a valid Hello.Token);
+	// others are refused with members_only. Only a verified player may
+	// create such a room.
+	MembersOnly bool `msgpack:"membersOnly,omitempty" json:"membersOnly,omitempty"`
 }
 
 // JoinRoom joins the room with this code as a client.
@@ -128,6 +138,13 @@ type Player struct {
 	Ping  int    `msgpack:"ping,omitempty" json:"ping,omitempty"`
 	// Away is set while the player's connection is down and its seat held.
 	Away bool `msgpack:"away,omitempty" json:"away,omitempty"`
+	// Verified is set when the player's hello carried a valid identity
+	// token; UserID is then its sub, the game's stable user id, and Meta
+	// the token's meta object as compact JSON (at most MaxMeta bytes), for
+	// the host to read. All three are empty for an unverified player.
+	Verified bool   `msgpack:"verified,omitempty" json:"verified,omitempty"`
+	UserID   string `msgpack:"userId,omitempty" json:"userId,omitempty"`
+	Meta     string `msgpack:"meta,omitempty" json:"meta,omitempty"`
 }
 
 // RoomInfo describes a room. Host is the player id of the host. Started is
@@ -147,6 +164,8 @@ type RoomInfo struct {
 	Started     bool   `msgpack:"started,omitempty" json:"started,omitempty"`
 	Migrate     bool   `msgpack:"migrate,omitempty" json:"migrate,omitempty"`
 	Spectators  int    `msgpack:"spectators,omitempty" json:"spectators,omitempty"`
+	// MembersOnly: the room admits verified players only (CreateRoom).
+	MembersOnly bool `msgpack:"membersOnly,omitempty" json:"membersOnly,omitempty"`
 }
 
 // ICEServer has the shape of the WebRTC RTCIceServer dictionary.

@@ -72,7 +72,7 @@ describe('encodeFrame', () => {
     expect(decodeFrame(frame)).toEqual({
       t: 'createRoom',
       id: 1,
-      b: { name: 'r', maxPlayers: 0, public: false, password: '', mode: '', migrate: false, region: '' },
+      b: { name: 'r', maxPlayers: 0, public: false, password: '', mode: '', migrate: false, region: '', membersOnly: false },
     });
     expect(frame.length).toBe(encodeFrame('createRoom', 1, { name: 'r' }).length);
   });

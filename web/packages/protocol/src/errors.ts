@@ -36,6 +36,14 @@ export const ErrorCode = {
   RoomLost: 'room_lost',
   /** The cluster's directory is unreachable just now; nothing changed, try again. */
   Unavailable: 'unavailable',
+  /** This server wants an identity token in hello and none was sent. */
+  AuthRequired: 'auth_required',
+  /** The identity token was refused; the message names why (expired, signature, ...). */
+  AuthInvalid: 'auth_invalid',
+  /** The keys to check the token could not be fetched just now; try again. */
+  AuthUnavailable: 'auth_unavailable',
+  /** The room admits verified players only. */
+  MembersOnly: 'members_only',
 } as const;
 export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

@@ -100,7 +100,7 @@ describe('decoded defaults', () => {
   it('fills nested structs', () => {
     const frame = decodeFrame(encodeFrame('roomJoined', 3, {}));
     expect(frame.b).toEqual({
-      room: { code: '', name: '', maxPlayers: 0, public: false, hasPassword: false, host: '', mode: '', started: false, migrate: false, spectators: 0 },
+      room: { code: '', name: '', maxPlayers: 0, public: false, hasPassword: false, host: '', mode: '', started: false, migrate: false, spectators: 0, membersOnly: false },
       you: '',
       players: [],
       ice: { servers: [], ttl: 0 },

@@ -24,6 +24,9 @@ export const MIN_DEVICE = 16; // bytes of hello.device
 export const MAX_DEVICE = 64; // bytes of hello.device
 export const MAX_PARTY_SIZE = 4; // members of one party
 export const MAX_REGION = 32; // bytes of a region label: a-z, 0-9, '-', '_', '.'
+export const MAX_AUTH_TOKEN = 4096; // bytes of hello.token
+export const MAX_USER_ID = 128; // bytes of player.userId
+export const MAX_META = 512; // bytes of player.meta (compact JSON)
 /**
  * The most bytes of spectatorFrame.data any server takes (MAX_FRAME less room
  * for the envelope); a server may take fewer and says so in spectating.maxData.

@@ -68,6 +68,11 @@ export interface Hello {
   resume: string;
   /** Frames received on that session, not counting resumed Welcomes. */
   received: number;
+  /**
+   * An identity token (a JWT) from the game's backend, at most
+   * MAX_AUTH_TOKEN bytes; '' for none. Sent again on every resume.
+   */
+  token: string;
 }
 
 /**
@@ -133,6 +138,8 @@ export interface CreateRoom {
    * node that is there; a region with no live node is ignored.
    */
   region: string;
+  /** Admit verified players only; others are refused with members_only. */
+  membersOnly: boolean;
 }
 
 /** Joins the room with this code as a client. */
@@ -156,6 +163,12 @@ export interface Player {
   ping: number;
   /** The player's connection is down and its seat is held. */
   away: boolean;
+  /** The player's hello carried a valid identity token. */
+  verified: boolean;
+  /** The token's sub: the game's stable user id ('' when not verified). */
+  userId: string;
+  /** The token's meta object as compact JSON ('' when none), for the host. */
+  meta: string;
 }
 
 /** Describes a room; `host` is the player id of the host. */
@@ -177,6 +190,8 @@ export interface RoomInfo {
    * SPECTATOR_COUNT_INTERVAL_MS per room.
    */
   spectators: number;
+  /** Only verified players may join. */
+  membersOnly: boolean;
 }
 
 /** Has the shape of the WebRTC RTCIceServer dictionary. */

@@ -52,7 +52,16 @@ import type {
 
 // One schema per Go struct in protocol/messages.go, fields in the same order.
 
-const player = struct<Player>({ id: str, name: str, ready: bool, ping: int, away: bool });
+const player = struct<Player>({
+  id: str,
+  name: str,
+  ready: bool,
+  ping: int,
+  away: bool,
+  verified: bool,
+  userId: str,
+  meta: str,
+});
 
 const roomInfo = struct<RoomInfo>({
   code: str,
@@ -65,6 +74,7 @@ const roomInfo = struct<RoomInfo>({
   started: bool,
   migrate: bool,
   spectators: int,
+  membersOnly: bool,
 });
 
 const roomSummary = struct<RoomSummary>({
@@ -87,7 +97,15 @@ const ice = struct<Ice>({ servers: list(iceServer), ttl: int });
 
 /** The body codec for every message type. */
 export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } = {
-  hello: struct<Hello>({ v: int, name: str, device: str, pings: bool, resume: str, received: int }),
+  hello: struct<Hello>({
+    v: int,
+    name: str,
+    device: str,
+    pings: bool,
+    resume: str,
+    received: int,
+    token: str,
+  }),
   welcome: struct<Welcome>({
     v: int,
     session: str,
@@ -110,6 +128,7 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
     mode: str,
     migrate: bool,
     region: str,
+    membersOnly: bool,
   }),
   joinRoom: struct<JoinRoom>({ code: str, password: str }),
   roomJoined: struct<RoomJoined>({

@@ -5,11 +5,11 @@ import { FakeServer } from './fake-transport.test-util.js';
 import { LobbyClient } from './lobby-client.js';
 
 const joined = {
-  room: { code: 'ABC2345', name: 'r', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0 },
+  room: { code: 'ABC2345', name: 'r', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0, membersOnly: false },
   you: 'p2',
   players: [
-    { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false },
-    { id: 'p2', name: 'Grace', ready: false, ping: 0, away: false },
+    { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' },
+    { id: 'p2', name: 'Grace', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' },
   ],
   ice: { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }], ttl: 60 },
 };
@@ -135,7 +135,7 @@ describe('LobbyClient events', () => {
     client.on('signal', (s) => signals.push(s));
     client.on('error', (e) => errors.push(e));
 
-    server.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false } });
+    server.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' } });
     server.send('signal', 0, { to: 'p1', from: 'p3', kind: 'candidate' });
     server.send('playerLeft', 0, { id: 'p3', reason: 'disconnected' });
     server.send('roomClosed', 0, { reason: 'host_left' });
@@ -143,7 +143,7 @@ describe('LobbyClient events', () => {
     server.handlers?.message(new Uint8Array([0xc1]).buffer);
     server.handlers?.message(new Uint8Array([0x81, 0xa1, 0x74, 0xa3, 0x66, 0x6f, 0x6f]).buffer); // unknown type: skipped
 
-    expect(players).toEqual([{ id: 'p3', name: 'Linus', ready: false, ping: 0, away: false }]);
+    expect(players).toEqual([{ id: 'p3', name: 'Linus', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' }]);
     expect(signals).toEqual([{ to: 'p1', from: 'p3', kind: 'candidate', sdp: '', cand: '', mid: '' }]);
     expect(left).toHaveBeenCalledWith({ id: 'p3', reason: 'disconnected' });
     expect(closed).toHaveBeenCalledWith({ reason: 'host_left' });

@@ -17,7 +17,7 @@ const now: ReconnectPolicy = { nextRetryDelayMs: (n) => (n <= 5 ? 0 : null) };
 const tick = (): Promise<void> => new Promise((r) => setTimeout(r, 5));
 const DEVICE = 'device-0123456789abcdef';
 
-const roomInfo = { code: 'ABC2345', name: 'Lunch', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0 };
+const roomInfo = { code: 'ABC2345', name: 'Lunch', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0, membersOnly: false };
 const summary = { code: 'ABC2345', name: 'Lunch', host: 'Ada', players: 1, maxPlayers: 4, mode: '', hasPassword: false, started: false, region: 'eu' };
 const joined = { room: roomInfo, you: 'p2', players: [], ice: { servers: [], ttl: 60 } };
 

@@ -8,11 +8,11 @@ import { LobbyError } from './errors.js';
 // its reply, and the events a party member gets.
 
 const joined = (code: string, you: string): RoomJoined => ({
-  room: { code, name: 'Quick play: Duel', maxPlayers: 8, public: true, hasPassword: false, host: 'p1', mode: 'Duel', started: false, migrate: false, spectators: 0 },
+  room: { code, name: 'Quick play: Duel', maxPlayers: 8, public: true, hasPassword: false, host: 'p1', mode: 'Duel', started: false, migrate: false, spectators: 0, membersOnly: false },
   you,
   players: [
-    { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false },
-    { id: you, name: 'Grace', ready: false, ping: 0, away: false },
+    { id: 'p1', name: 'Ada', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' },
+    { id: you, name: 'Grace', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' },
   ],
   ice: { servers: [], ttl: 60 },
 });
@@ -69,7 +69,7 @@ describe('LobbyClient quick play and parties', () => {
     });
     server.send('partyUpdated', 0, { party });
     server.send('roomJoined', 0, joined('ABC2345', 'p2'));
-    server.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false } });
+    server.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' } });
     expect(seen).toEqual(['party 2 led by m1', 'joined ABC2345 as p2', 'then Linus']);
   });
 });

@@ -31,7 +31,7 @@ describe('LobbyClient resume', () => {
       s.send('welcome', hello.id, { v: 1, session: 's_test', resume: `r${hellos.length + 1}`, grace: 20, resumed: true });
       // The reply to the request sent before the drop, and an event missed meanwhile.
       s.send('ok', 2, {});
-      s.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false } });
+      s.send('playerJoined', 0, { player: { id: 'p3', name: 'Linus', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' } });
     });
     const client = await LobbyClient.connect('ws://x/ws', 'Ada', { transport: server.factory, resume: true, resumePolicy: now });
     const log: string[] = [];

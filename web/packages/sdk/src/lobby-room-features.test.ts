@@ -71,8 +71,8 @@ describe('LobbyClient room features', () => {
     client.on('gameStarted', (g) => seen.push(['started', g.mode]));
     client.on('chatMessage', (m: ChatMessage) => seen.push(['chat', m.name, m.text, m.at]));
     client.on('roomClosed', (e) => seen.push(['closed', e.reason]));
-    server.send('playerUpdated', 0, { player: { id: 'p2', name: 'Grace', ready: true, ping: 12, away: false } });
-    server.send('roomUpdated', 0, { room: { code: 'ABC2345', name: 'new', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: true, migrate: false, spectators: 0 } });
+    server.send('playerUpdated', 0, { player: { id: 'p2', name: 'Grace', ready: true, ping: 12, away: false, verified: false, userId: '', meta: '' } });
+    server.send('roomUpdated', 0, { room: { code: 'ABC2345', name: 'new', maxPlayers: 4, public: true, hasPassword: false, host: 'p1', mode: '', started: true, migrate: false, spectators: 0, membersOnly: false } });
     server.send('gameStarted', 0, { mode: 'Teams' });
     server.send('chatMessage', 0, { from: 'p2', name: 'Grace', text: '<img src=x>', at: 5 });
     server.send('roomClosed', 0, { reason: 'kicked' });

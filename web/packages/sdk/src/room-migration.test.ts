@@ -14,11 +14,11 @@ import { RoomSession, type Role, type RoomSessionOptions } from './room-session.
 
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: '100:s', credential: 'old' }], ttl: 60 };
 const fresh = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: '200:s', credential: 'new' }], ttl: 60 };
-const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: true, migrate: true, spectators: 0 };
+const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: true, migrate: true, spectators: 0, membersOnly: false };
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
 function joined(you: string, players: string[]): RoomJoined {
-  return { room, you, players: players.map((id) => ({ id, name: id, ready: false, ping: 0, away: false })), ice };
+  return { room, you, players: players.map((id) => ({ id, name: id, ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' })), ice };
 }
 
 /** An SDP with the `o=` line a browser writes; the session id is what ties renegotiations together. */

@@ -10,8 +10,8 @@ import { RoomSession, type RoomSessionOptions } from './room-session.js';
 // stands one EventTarget in for it.
 
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }], ttl: 60 };
-const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0 };
-const player = (id: string) => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false });
+const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0, membersOnly: false };
+const player = (id: string) => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' });
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
 
 let page: EventTarget;

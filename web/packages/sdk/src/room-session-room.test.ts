@@ -21,9 +21,10 @@ const baseRoom: RoomInfo = {
   started: false,
   migrate: true,
   spectators: 0,
+  membersOnly: false,
 };
 
-const player = (id: string, over: Partial<Player> = {}): Player => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false, ...over });
+const player = (id: string, over: Partial<Player> = {}): Player => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false, verified: false, userId: '', meta: '', ...over });
 
 const line = (from: string, text: string, at = 1): ChatMessage => ({ from, name: from.toUpperCase(), text, at });
 
@@ -129,13 +130,13 @@ describe('RoomSession room settings and start', () => {
   });
 
   it('counts the spectators from the room it joined and each roomUpdated, saying when the count changes', async () => {
-    const { server, session } = await setup({ you: 'p1', room: { spectators: 2 } });
+    const { server, session } = await setup({ you: 'p1', room: { spectators: 2, membersOnly: false } });
     expect(session.spectators).toBe(2);
     const seen: [number, number][] = [];
     session.on('spectatorsChanged', (n, previous) => seen.push([n, previous]));
-    server.send('roomUpdated', 0, { room: { ...baseRoom, spectators: 3 } });
-    server.send('roomUpdated', 0, { room: { ...baseRoom, name: 'renamed', spectators: 3 } }); // settings only
-    server.send('roomUpdated', 0, { room: { ...baseRoom, spectators: 0 } });
+    server.send('roomUpdated', 0, { room: { ...baseRoom, spectators: 3, membersOnly: false } });
+    server.send('roomUpdated', 0, { room: { ...baseRoom, name: 'renamed', spectators: 3, membersOnly: false } }); // settings only
+    server.send('roomUpdated', 0, { room: { ...baseRoom, spectators: 0, membersOnly: false } });
     expect(seen).toEqual([
       [3, 2],
       [0, 3],

@@ -7,10 +7,10 @@ import { LobbyClient } from './lobby-client.js';
 import { RoomSession } from './room-session.js';
 
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: 'u', credential: 'c' }], ttl: 60 };
-const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0 };
+const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: false, migrate: false, spectators: 0, membersOnly: false };
 
 function joined(you: string, players: string[]): RoomJoined {
-  return { room, you, players: players.map((id) => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false })), ice };
+  return { room, you, players: players.map((id) => ({ id, name: id.toUpperCase(), ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' })), ice };
 }
 
 const flush = (): Promise<void> => new Promise((r) => setTimeout(r, 0));
@@ -159,7 +159,7 @@ describe('RoomSession as the host', () => {
     expect(session.role).toBe('host');
     expect(peers.made).toHaveLength(0);
 
-    server.send('playerJoined', 0, { player: { id: 'p2', name: 'Grace', ready: false, ping: 0, away: false } });
+    server.send('playerJoined', 0, { player: { id: 'p2', name: 'Grace', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' } });
     server.send('signal', 0, { to: 'p1', from: 'p2', kind: 'offer', sdp: 'offer-sdp' });
     server.send('signal', 0, { to: 'p1', from: 'p2', kind: 'candidate', cand: 'candidate:9', mid: '0' });
     await flush();
@@ -307,7 +307,7 @@ describe('RoomSession as the host with a spare answerer (issue 16)', () => {
     expect(spare.config).toMatchObject({ iceTransportPolicy: 'relay', iceCandidatePoolSize: 1 });
     expect(spare.localDescription).toBeNull();
 
-    server.send('playerJoined', 0, { player: { id: 'p2', name: 'P2', ready: false, ping: 0, away: false } });
+    server.send('playerJoined', 0, { player: { id: 'p2', name: 'P2', ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' } });
     server.send('signal', 0, offer('p2'));
     await flush();
     await flush();

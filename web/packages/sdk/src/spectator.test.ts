@@ -115,11 +115,11 @@ describe('RoomSession.sendSpectatorFrame', () => {
   });
 
   const joined = (you: string): RoomJoined => ({
-    room: { code: 'ABC2345', name: 'r', maxPlayers: 2, public: true, hasPassword: false, host: 'p1', mode: 'Arena', started: true, migrate: false, spectators: 0 },
+    room: { code: 'ABC2345', name: 'r', maxPlayers: 2, public: true, hasPassword: false, host: 'p1', mode: 'Arena', started: true, migrate: false, spectators: 0, membersOnly: false },
     you,
     players: [
-      { id: 'p1', name: 'Ada', ready: true, ping: 0, away: false },
-      { id: 'p2', name: 'Bob', ready: true, ping: 0, away: false },
+      { id: 'p1', name: 'Ada', ready: true, ping: 0, away: false, verified: false, userId: '', meta: '' },
+      { id: 'p2', name: 'Bob', ready: true, ping: 0, away: false, verified: false, userId: '', meta: '' },
     ],
     ice: { servers: [], ttl: 60 },
   });
