@@ -14,18 +14,18 @@ import (
 type Cause string
 
 const (
-	CauseMissing     Cause = "missing"      // no token, and -auth required
-	CauseTooLarge    Cause = "too_large"    // longer than Config.MaxTokenBytes
-	CauseMalformed   Cause = "malformed"    // not a JWT, or its JSON is not what we read
-	CauseAlgorithm   Cause = "algorithm"    // alg none, or one not configured
-	CauseSignature   Cause = "signature"    // signed with another key
-	CauseUnknownKey  Cause = "unknown_key"  // kid not in the JWKS, even after a refresh
-	CauseExpired     Cause = "expired"      // exp in the past (beyond the leeway)
+	CauseMissing     Cause = "missing"       // no token, and -auth required
+	CauseTooLarge    Cause = "too_large"     // longer than Config.MaxTokenBytes
+	CauseMalformed   Cause = "malformed"     // not a JWT, or its JSON is not what we read
+	CauseAlgorithm   Cause = "algorithm"     // alg none, or one not configured
+	CauseSignature   Cause = "signature"     // signed with another key
+	CauseUnknownKey  Cause = "unknown_key"   // kid not in the JWKS, even after a refresh
+	CauseExpired     Cause = "expired"       // exp in the past (beyond the leeway)
 	CauseNotYetValid Cause = "not_yet_valid" // nbf or iat in the future
-	CauseAudience    Cause = "audience"     // aud is not Config.Audience
-	CauseIssuer      Cause = "issuer"       // iss is not Config.Issuer
-	CauseClaims      Cause = "claims"       // sub or exp missing, or sub, name or meta out of bounds
-	CauseUnavailable Cause = "unavailable"  // the JWKS could not be fetched in time
+	CauseAudience    Cause = "audience"      // aud is not Config.Audience
+	CauseIssuer      Cause = "issuer"        // iss is not Config.Issuer
+	CauseClaims      Cause = "claims"        // sub or exp missing, or sub, name or meta out of bounds
+	CauseUnavailable Cause = "unavailable"   // the JWKS could not be fetched in time
 )
 
 // Causes are every Cause, for metrics.

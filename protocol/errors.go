@@ -58,6 +58,9 @@ const (
 	ReasonOperatorClosed = "operator_closed"
 	// ReasonRoomLost closes a room whose node left the cluster.
 	ReasonRoomLost = "room_lost"
+	// ReasonReplaced: the same verified user joined the room from another
+	// session, which takes the seat (the older session is out of the room).
+	ReasonReplaced = "replaced"
 )
 
 var (

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -25,6 +26,9 @@ type Config struct {
 	ICE ICEFunc
 	// Cluster, when set, makes this hub one node of several (cluster.go).
 	Cluster Cluster
+	// Auth verifies Hello.Token (identity.go); nil is -auth off, when a
+	// token is ignored and every player is unverified.
+	Auth *auth.Verifier
 
 	QueueSize    int           // outgoing frames buffered per session
 	PingInterval time.Duration // between pings to an idle client

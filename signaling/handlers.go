@@ -45,10 +45,14 @@ func createRoom(q req[protocol.CreateRoom]) (reply, error) {
 		h.counters.limited(limitRoomsPerSession)
 		return reply{}, fail(protocol.CodeRateLimited, "you are creating rooms too fast; wait a minute")
 	}
+	if m.MembersOnly && s.identity.UserID == "" {
+		return reply{}, fail(protocol.CodeMembersOnly, "only a verified player may create a members-only room")
+	}
 	r, err := h.newRoomLocked(s, q.prep.code, strings.TrimSpace(m.Name), m.MaxPlayers, m.Public, strings.TrimSpace(m.Mode), m.Migrate, hashPassword(m.Password))
 	if err != nil {
 		return reply{}, err
 	}
+	r.membersOnly = m.MembersOnly
 	h.enterRoomLocked(s, r)
 	h.roomChangedLocked(r)
 	h.scheduleICELocked(s, q.prep.ice.TTL)
@@ -171,12 +175,19 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 	if r.banned(s) {
 		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
 	}
+	if err := checkMembersOnlyLocked(s, r); err != nil {
+		return reply{}, err
+	}
 	if !r.passwordOK(m.Password) {
 		h.spendJoinFailure(remote)
 		if m.Password == "" {
 			return reply{}, fail(protocol.CodeWrongPassword, "room "+m.Code+" needs a password")
 		}
 		return reply{}, fail(protocol.CodeWrongPassword, "wrong password for room "+m.Code)
+	}
+	h.replaceSeatLocked(s, r)
+	if h.rooms[r.code] != r {
+		return reply{}, fail(protocol.CodeRoomNotFound, "room "+m.Code+" closed: its host was your other session")
 	}
 	if len(r.members) >= r.maxPlayers {
 		return reply{}, fail(protocol.CodeRoomFull, fmt.Sprintf("room %s is full (%d of %d)", r.code, len(r.members), r.maxPlayers))

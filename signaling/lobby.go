@@ -8,7 +8,8 @@ import (
 
 // player is s as its room shows it. Caller holds Hub.mu.
 func (s *Session) player() protocol.Player {
-	return protocol.Player{ID: s.playerID, Name: s.displayName, Ready: s.ready, Ping: s.pingMs, Away: s.away}
+	return protocol.Player{ID: s.playerID, Name: s.displayName, Ready: s.ready, Ping: s.pingMs, Away: s.away,
+		Verified: s.identity.UserID != "", UserID: s.identity.UserID, Meta: s.identity.Meta}
 }
 
 // enterRoomLocked makes s a member of r with a fresh player id and a name

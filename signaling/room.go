@@ -26,6 +26,8 @@ type room struct {
 	mode       string
 	started    bool
 	migrate    bool // promote a member when the host leaves
+	// membersOnly admits verified sessions only (identity.go).
+	membersOnly bool
 	// passwordHash is nil for rooms without a password. Comparing fixed-size
 	// hashes in constant time leaks neither the password nor its length.
 	passwordHash []byte
@@ -176,6 +178,7 @@ func (r *room) info() protocol.RoomInfo {
 		Started:     r.started,
 		Migrate:     r.migrate,
 		Spectators:  r.spectators,
+		MembersOnly: r.membersOnly,
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -27,8 +28,12 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	identity, err := h.verifyHello(l, m.Token)
+	if err != nil {
+		return err
+	}
 	if m.Resume != "" {
-		return h.resume(l, env.ID, m)
+		return h.resume(l, env.ID, m, identity)
 	}
 	// Signed before the lock, like a join's: the credentials name the
 	// session, so its id is drawn here.
@@ -42,6 +47,10 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	s := newSession(h, l, id)
 	s.hello = true
 	s.name = strings.TrimSpace(m.Name)
+	s.identity = identity
+	if s.name == "" {
+		s.name = identity.Name // the game's name for its user, when the page sent none
+	}
 	s.wantsPings = m.Pings
 	if m.Device != "" {
 		// Only the hash is kept: the device id is a long-lived secret of
@@ -76,7 +85,7 @@ func (h *Hub) newResumeLocked(s *Session) string {
 // resume moves a held (or still connected) session onto link l and sends it
 // every frame after the m.Received-th. The token is consumed under the lock,
 // so of two resumes with one token exactly one wins.
-func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
+func (h *Hub) resume(l *link, id uint32, m protocol.Hello, identity auth.Identity) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	s, ok := h.resumes[sha256.Sum256([]byte(m.Resume))]
@@ -91,6 +100,10 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello) error {
 	if !ok || h.closing {
 		h.counters.resumesFailed.Add(1)
 		return fail(protocol.CodeResumeFailed, "this seat is no longer held; join again")
+	}
+	if err := checkResumeIdentity(s, identity, m.Token != "" && h.cfg.Auth != nil); err != nil {
+		h.counters.resumesFailed.Add(1)
+		return err
 	}
 	s.outMu.Lock()
 	missed, ok := s.replay.after(m.Received, s.sent)

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -52,6 +53,9 @@ type Session struct {
 	playerID    string
 	// device is the hash of Hello.Device ("" if none): what a kick bans.
 	device string
+	// identity is what a verified Hello.Token said (identity.go); its
+	// UserID is "" for an unverified session.
+	identity auth.Identity
 	// displayName is name as the current room shows it (made unique there).
 	displayName string
 	ready       bool

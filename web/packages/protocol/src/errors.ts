@@ -49,6 +49,8 @@ export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
 /** Why a player left or a room closed (PlayerLeft.reason, RoomClosed.reason). */
 export const Reason = {
+  /** The same verified user joined the room from another session, which took the seat. */
+  Replaced: 'replaced',
   Left: 'left',
   Disconnect: 'disconnected',
   HostLeft: 'host_left',
