@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"net/url"
 	"time"
+
+	"github.com/hostrelay/hostrelay/protocol"
 )
 
 // Mode is what a hello without a verified token may do.
@@ -71,7 +73,8 @@ func ParseMode(s string) (Mode, error) {
 	return "", fmt.Errorf("%w: mode %q is not off, optional or required", ErrConfig, s)
 }
 
-func (c *Config) validate() error {
+// Validate reports a Config that cannot work; New calls it.
+func (c *Config) Validate() error {
 	if _, err := ParseMode(string(c.Mode)); err != nil {
 		return err
 	}
@@ -93,6 +96,9 @@ func (c *Config) validate() error {
 	if c.MaxTokenBytes <= 0 || c.JWKSTimeout <= 0 || c.JWKSRefresh <= 0 || c.JWKSMinRefresh <= 0 ||
 		c.MaxJWKSBytes <= 0 || c.Leeway < 0 {
 		return fmt.Errorf("%w: a limit is zero or negative", ErrConfig)
+	}
+	if c.MaxTokenBytes > protocol.MaxAuthToken {
+		return fmt.Errorf("%w: the token limit may be at most %d bytes", ErrConfig, protocol.MaxAuthToken)
 	}
 	return nil
 }

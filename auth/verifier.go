@@ -54,14 +54,11 @@ type claims struct {
 // logged, not returned: hellos get auth_unavailable until a fetch works).
 // With Mode off it returns nil and no error: there is nothing to verify.
 func New(cfg Config, log *slog.Logger) (*Verifier, error) {
-	if err := cfg.validate(); err != nil {
+	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if cfg.Mode == ModeOff {
 		return nil, nil //nolint:nilnil // off is no verifier
-	}
-	if cfg.MaxTokenBytes > protocol.MaxAuthToken {
-		return nil, fmt.Errorf("%w: the token limit may be at most %d bytes", ErrConfig, protocol.MaxAuthToken)
 	}
 	if log == nil {
 		log = slog.Default()

@@ -3,6 +3,7 @@ package metrics
 import (
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -36,6 +37,8 @@ type collector struct {
 	relayedPackets, relayedBytes, dropped, bandwidthDroppedBytes, streamConns, streamClosed family
 
 	httpConns, webSockets, httpShed family
+
+	authTokens family
 
 	clusterConnected, clusterNodes, clusterWrites, clusterWriteErrors, clusterNodesLost, clusterMalformed, clusterLookups family
 
@@ -118,6 +121,9 @@ func newCollector(src Sources) *collector {
 		"Directory entries and cluster events read from NATS and refused as malformed.")
 	def(&c.clusterLookups, counter, "cluster_directory_lookups_total",
 		"Room codes this node looked up in the cluster directory (joins, spectates and share links of rooms not on this node).")
+	def(&c.authTokens, counter, "auth_tokens_total",
+		"Identity tokens in hello (-auth optional or required), by result: verified, or the cause of a refusal (missing, too_large, malformed, algorithm, signature, unknown_key, expired, not_yet_valid, audience, issuer, claims, unavailable).",
+		"result")
 	return c
 }
 
@@ -141,6 +147,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 	}
 	if c.src.Cluster != nil {
 		c.collectCluster(ch, c.src.Cluster())
+	}
+	if c.src.Auth != nil {
+		st := c.src.Auth()
+		c.authTokens.emit(ch, float64(st.Verified), "verified")
+		for _, cause := range auth.Causes() {
+			c.authTokens.emit(ch, float64(st.Refused[cause]), string(cause))
+		}
 	}
 }
 

@@ -19,6 +19,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -33,6 +34,8 @@ type Sources struct {
 	// Cluster is nil on a single node: the cluster families are then not
 	// sent at all.
 	Cluster func() cluster.Stats
+	// Auth is nil with -auth off: the token family is then not sent.
+	Auth func() auth.Stats
 }
 
 // HTTP is the HTTP server's connections.

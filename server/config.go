@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	Debug   DebugConfig
 	Metrics MetricsConfig
 	Cluster ClusterConfig
+	// Auth verifies the identity tokens players bring in hello (-auth);
+	// New builds its verifier and plugs it into the lobby.
+	Auth auth.Config
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }
@@ -150,6 +154,7 @@ func DefaultConfig() Config {
 		ICE:           ICEConfig{Offer: slices.Clone(turnTransports)},
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
 		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
+		Auth:          auth.DefaultConfig(),
 		ShutdownGrace: 10 * time.Second,
 	}
 }

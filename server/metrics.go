@@ -6,6 +6,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/metrics"
 )
@@ -41,7 +42,12 @@ func (s *Server) metricsSources() metrics.Sources {
 	if s.cluster != nil {
 		clusterStats = s.cluster.Stats
 	}
+	var authStats func() auth.Stats
+	if s.auth != nil {
+		authStats = s.auth.Stats
+	}
 	return metrics.Sources{
+		Auth:    authStats,
 		Cluster: clusterStats,
 		Lobby:   s.hub.Metrics,
 		TURN:    s.turn.Stats,

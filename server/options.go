@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -82,6 +83,7 @@ func (c *Config) options() []*option {
 	c.Debug.bind(b.section("debug"))
 	c.Metrics.bind(b.section("metrics"))
 	c.Cluster.bind(b.section("cluster"))
+	bindAuth(b.section("auth"), &c.Auth)
 	b.add("shutdown-grace", "shutdown_grace", durValue{&c.ShutdownGrace},
 		"how long SIGTERM waits for lobby connections to close (a second signal exits at once)").
 		checked(positive(&c.ShutdownGrace))
@@ -482,4 +484,36 @@ func positive(p *time.Duration) func() error {
 		}
 		return nil
 	}
+}
+
+// bindAuth binds the auth section straight onto the verifier's config.
+func bindAuth(b binder, c *auth.Config) {
+	b.add("auth", "mode", authModeValue{&c.Mode},
+		"identity tokens in hello: off (ignored; every player unverified), optional (a token, if sent, must be valid) or required (every hello needs a valid one)").
+		checked(c.Validate).
+		link("[identity](docs/identity.md)")
+	b.add("auth-hs256-secret", "hs256_secret", bytesValue{&c.HS256Secret},
+		"shared secret the game's backend signs HS256 tokens with, at least 32 bytes (prefer the environment variable or -auth-hs256-secret-file); never logged").
+		defaultDoc("none").sensitive = true
+	b.add("auth-hs256-secret-file", "hs256_secret_file", secretFileValue{p: &c.HS256Secret},
+		"file holding the HS256 secret (one trailing newline is dropped); read once at start").
+		defaultDoc("none")
+	b.add("auth-jwks-url", "jwks_url", strValue{&c.JWKSURL},
+		"URL of the JWKS whose keys verify RS256, ES256 and EdDSA tokens (each token names its key with kid); fetched at start, hourly, and on an unknown kid at most every 30s").
+		defaultDoc("none")
+	b.add("auth-audience", "audience", strValue{&c.Audience},
+		"when set, a token's aud must hold this value").defaultDoc("none (aud not checked)")
+	b.add("auth-issuer", "issuer", strValue{&c.Issuer},
+		"when set, a token's iss must be this value").defaultDoc("none (iss not checked)")
+	b.add("auth-max-token", "max_token", intValue{&c.MaxTokenBytes, 0},
+		fmt.Sprintf("bytes of one token, at most %d; a longer one is refused as auth_invalid (too_large)", protocol.MaxAuthToken)).
+		checked(func() error {
+			if c.MaxTokenBytes < 1 || c.MaxTokenBytes > protocol.MaxAuthToken {
+				return fmt.Errorf("must be 1 to %d", protocol.MaxAuthToken)
+			}
+			return nil
+		})
+	b.add("auth-jwks-timeout", "jwks_timeout", durValue{&c.JWKSTimeout},
+		"longest a hello waits for the JWKS to be fetched; past it the hello is refused auth_unavailable").
+		checked(durBetween(&c.JWKSTimeout, 100*time.Millisecond, 30*time.Second))
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/metrics"
 	"github.com/hostrelay/hostrelay/protocol"
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
@@ -28,6 +29,7 @@ type Server struct {
 	cfg     Config
 	log     *slog.Logger
 	hub     *signaling.Hub
+	auth    *auth.Verifier // nil with -auth off
 	apiKeys apiKeys
 	turn    *turn.Server
 	http    *http.Server
@@ -117,6 +119,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	}
 	// The hub needs TURN for credentials and TURN needs the hub for session
 	// checks; s.iceFor breaks the cycle (TURN exists before any request).
+	if s.auth, err = auth.New(cfg.Auth, log.With("component", "auth")); err != nil {
+		return nil, fmt.Errorf("server: %w", err)
+	}
+	undo.add(s.auth.Close)
 	if s.hub, err = signaling.NewHub(s.lobbyConfig()); err != nil {
 		return nil, err
 	}
@@ -221,7 +227,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 // a stall (a resume replays its queue) without tripping the limit.
 func (s *Server) lobbyConfig() signaling.Config {
 	c := s.cfg.Lobby
-	c.ICE, c.Logger = s.iceFor, s.log
+	c.ICE, c.Logger, c.Auth = s.iceFor, s.log, s.auth
 	c.MessageBurst = int(2 * c.MessagesPerSecond)
 	if s.cluster != nil {
 		c.Cluster = s.cluster
@@ -391,6 +397,7 @@ func (s *Server) shutdown(ctx context.Context) error {
 	if err := s.turn.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("turn: %w", err))
 	}
+	s.auth.Close()
 	if err := s.debug.close(); err != nil {
 		errs = append(errs, err)
 	}

@@ -1,15 +1,18 @@
 package server
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"net/netip"
+	"os"
 	"strconv"
 	"strings"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/turn"
 )
 
@@ -364,4 +367,53 @@ func hostPort(p *string) func() error {
 		}
 		return nil
 	}
+}
+
+// authModeValue is -auth: off, optional or required.
+type authModeValue struct{ p *auth.Mode }
+
+func (v authModeValue) Set(s string) error {
+	m, err := auth.ParseMode(s)
+	if err != nil {
+		return errors.New("must be off, optional or required")
+	}
+	*v.p = m
+	return nil
+}
+
+func (v authModeValue) String() string {
+	if v.p == nil {
+		return ""
+	}
+	return string(*v.p)
+}
+
+// secretFileValue reads a secret from the file it is set to; it prints the
+// path it read, never the secret.
+type secretFileValue struct {
+	p    *[]byte
+	path *string
+}
+
+func (v secretFileValue) Set(s string) error {
+	if s == "" {
+		return nil
+	}
+	b, err := os.ReadFile(s) //nolint:gosec // the operator names the file
+	if err != nil {
+		return fmt.Errorf("read the secret file: %w", err)
+	}
+	b = bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
+	*v.p = b
+	if v.path != nil {
+		*v.path = s
+	}
+	return nil
+}
+
+func (v secretFileValue) String() string {
+	if v.path == nil {
+		return ""
+	}
+	return *v.path
 }

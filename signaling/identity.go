@@ -28,7 +28,11 @@ func (h *Hub) verifyHello(l *link, token string) (auth.Identity, error) {
 			return auth.Identity{}, fail(protocol.CodeAuthInvalid, "the token could not be checked")
 		}
 		// The token itself is a credential: only its fingerprint is logged.
-		h.log.Info("token refused", "remote", l.remote, "cause", string(e.Cause), "token", auth.Fingerprint(token))
+		if token == "" {
+			h.log.Debug("hello without a token refused", "remote", l.remote)
+		} else {
+			h.log.Info("token refused", "remote", l.remote, "cause", string(e.Cause), "token", auth.Fingerprint(token))
+		}
 		return auth.Identity{}, fail(e.Code, e.Message)
 	}
 	return id, nil
