@@ -22,7 +22,7 @@ describe('LobbyClient.connect', () => {
   it('says hello with an id and resolves on welcome', async () => {
     const server = FakeServer.welcoming();
     const client = await LobbyClient.connect('ws://x/ws', 'Ada', { transport: server.factory });
-    expect(server.received[0]).toEqual({ t: 'hello', id: 1, b: { v: 1, name: 'Ada', device: '', pings: false, resume: '', received: 0 } });
+    expect(server.received[0]).toEqual({ t: 'hello', id: 1, b: { v: 1, name: 'Ada', device: '', pings: false, resume: '', received: 0, token: '' } });
     expect(client.session).toBe('s_test');
     expect(client.connected).toBe(true);
   });
@@ -85,7 +85,7 @@ describe('LobbyClient requests', () => {
     expect(server.received[1]).toEqual({
       t: 'createRoom',
       id: 2,
-      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false, region: '' },
+      b: { name: 'Friday', maxPlayers: 8, public: false, password: '', mode: '', migrate: false, region: '', membersOnly: false },
     });
   });
 

@@ -48,6 +48,19 @@ export interface LobbyClientOptions {
   resume?: boolean;
   /** When to try again while resuming (default: 250 ms doubling to 2 s). */
   resumePolicy?: ReconnectPolicy;
+  /**
+   * An identity token (a JWT) from the game's backend, sent in hello: on a
+   * server with -auth on, a valid one makes us a verified player
+   * (Player.verified, Player.userId). See docs/identity.md.
+   */
+  token?: string;
+  /**
+   * Fetches a fresh token from the game's backend: called for the first
+   * hello when `token` is not given, and before every resume and move to
+   * another node, so an expired token never costs the seat. Without it a
+   * resume sends no token and the server keeps the identity it verified.
+   */
+  getToken?: () => Promise<string>;
 }
 
 export interface CreateRoomOptions {
@@ -118,10 +131,31 @@ export class LobbyClient {
       options.requestTimeoutMs ?? 10_000,
     );
     this.core = new LobbyCore(url, connection, this.events);
-    const resume = new Resume(this.core, options.resume === true, options.resumePolicy ?? backoff({ initialMs: 250, maxMs: 2_000 }));
+    this.token = options.token ?? '';
+    const getToken = options.getToken;
+    // A fresh token for a resume or a move, when the page can fetch one.
+    const freshToken = getToken
+      ? async (): Promise<string> => {
+          this.token = await getToken();
+          return this.token;
+        }
+      : null;
+    const resume = new Resume(
+      this.core,
+      options.resume === true,
+      options.resumePolicy ?? backoff({ initialMs: 250, maxMs: 2_000 }),
+      freshToken,
+    );
     this.core.onDrop = (code, reason) => resume.dropped(code, reason);
-    this.moves = new Moves(this.core, () => ({ name: this.currentName, device: options.device, pings: options.pings }));
+    this.moves = new Moves(
+      this.core,
+      () => ({ name: this.currentName, device: options.device, pings: options.pings, token: this.token }),
+      freshToken,
+    );
   }
+
+  /** The identity token the last hello carried ('' for none). */
+  private token: string;
 
   /**
    * Opens the connection and says hello; resolves once the server welcomed us.
@@ -130,9 +164,11 @@ export class LobbyClient {
   static async connect(url: string, name: string, options: LobbyClientOptions = {}): Promise<LobbyClient> {
     const client = new LobbyClient(url, name, options);
     const core = client.core;
+    if (client.token === '' && options.getToken) client.token = await options.getToken();
     await core.dial(url, 'current');
     try {
-      const welcome = await core.request('hello', { v: VERSION, name, device: options.device, pings: options.pings }, 'welcome');
+      const token = client.token === '' ? undefined : client.token;
+      const welcome = await core.request('hello', { v: VERSION, name, device: options.device, pings: options.pings, token }, 'welcome');
       core.session = welcome.session;
       core.noteWelcome(welcome);
     } catch (err) {

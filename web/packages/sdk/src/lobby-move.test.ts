@@ -49,7 +49,7 @@ const requestsOf = (node: FakeNode): Frame[] => node.server.received.filter((f) 
 describe('LobbyClient follows room_elsewhere', () => {
   const placing: [string, (c: LobbyClient) => Promise<unknown>, keyof MessageMap, unknown][] = [
     ['createRoom', (c) => c.createRoom({ name: 'Lunch', maxPlayers: 4, public: true, region: 'eu' }), 'createRoom',
-      { name: 'Lunch', maxPlayers: 4, public: true, password: '', mode: '', migrate: false, region: 'eu' }],
+      { name: 'Lunch', maxPlayers: 4, public: true, password: '', mode: '', migrate: false, region: 'eu', membersOnly: false }],
     ['joinRoom', (c) => c.joinRoom('ABC2345', 'pw'), 'joinRoom', { code: 'ABC2345', password: 'pw' }],
     ['spectate', (c) => c.spectate('ABC2345'), 'spectate', { code: 'ABC2345', password: '' }],
     ['quickPlay', (c) => c.quickPlay('arena'), 'quickPlay', { mode: 'arena', maxPlayers: 0, migrate: false }],
@@ -68,7 +68,7 @@ describe('LobbyClient follows room_elsewhere', () => {
       expect(requestsOf(a)).toEqual([{ t: type, id: 2, b: body }]);
       expect(requestsOf(b)).toEqual([{ t: type, id: 4, b: body }]);
       // Hello again with the same name, device and options; no resume token: a new session.
-      expect(b.hellos.map((h) => h.b)).toEqual([{ v: 1, name: 'Ada', device: DEVICE, pings: true, resume: '', received: 0 }]);
+      expect(b.hellos.map((h) => h.b)).toEqual([{ v: 1, name: 'Ada', device: DEVICE, pings: true, resume: '', received: 0, token: '' }]);
       // The old node saw a clean close, so it holds no seat for us.
       expect(a.server.closes).toEqual([{ code: 1000, reason: 'moved to another node' }]);
       expect(b.server.closed).toBe(false);

@@ -51,7 +51,7 @@ describe('LobbyClient resume', () => {
     expect(log).toEqual(['reconnecting 1 1006', 'resumed', 'joined Linus']);
     expect(client.connected).toBe(true);
     // welcome + chatMessage before the drop; the resumed welcome does not count.
-    expect(hellos).toEqual([{ v: 1, name: '', device: '', pings: false, resume: 'r1', received: 2 }]);
+    expect(hellos).toEqual([{ v: 1, name: '', device: '', pings: false, resume: 'r1', received: 2, token: '' }]);
 
     // A second drop resumes with the next token and counts the replayed frames.
     server.drop(1006);

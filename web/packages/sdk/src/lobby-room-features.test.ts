@@ -32,7 +32,7 @@ const summary = (code: string, players = 1): RoomSummary => ({
 describe('LobbyClient room features', () => {
   it('sends device and pings in hello, and a name may come later', async () => {
     const [client, server] = await connected({ device: 'dev_0123456789abcdef', pings: true });
-    expect(server.received[0]?.b).toEqual({ v: 1, name: '', device: 'dev_0123456789abcdef', pings: true, resume: '', received: 0 });
+    expect(server.received[0]?.b).toEqual({ v: 1, name: '', device: 'dev_0123456789abcdef', pings: true, resume: '', received: 0, token: '' });
     await client.setName('  Ada ');
     expect(client.name).toBe('Ada');
     expect(server.received[1]).toEqual({ t: 'setName', id: 2, b: { name: '  Ada ' } });

@@ -15,7 +15,9 @@ export class Moves {
   constructor(
     private readonly core: LobbyCore,
     /** What a new session's hello says about us. */
-    private readonly hello: () => Pick<Hello, 'name'> & Partial<Pick<Hello, 'device' | 'pings'>>,
+    private readonly hello: () => Pick<Hello, 'name'> & Partial<Pick<Hello, 'device' | 'pings' | 'token'>>,
+    /** Fetches a fresh identity token for the new node's hello (null: the last one is sent). */
+    private readonly freshToken: (() => Promise<string>) | null = null,
   ) {}
 
   /** Sends a request and settles with its reply, moving as often as room_elsewhere says. */
@@ -75,10 +77,12 @@ export class Moves {
     await core.connection.whenIdle();
     if (core.state !== moving) throw closed();
     // The new node first, so a node that cannot be reached leaves us where we were.
+    if (this.freshToken) await this.freshToken();
     const next = await core.dial(to, 'candidate');
     let welcome: Welcome;
     try {
-      welcome = await core.connection.request(next, 'hello', { v: VERSION, ...this.hello() }, 'welcome');
+      const hello = this.hello();
+      welcome = await core.connection.request(next, 'hello', { v: VERSION, ...hello, token: hello.token || undefined }, 'welcome');
     } catch (err) {
       if (moving.candidate === next) moving.candidate = null;
       next.close(1000, 'hello failed');

@@ -15,6 +15,8 @@ export class Resume {
     private readonly core: LobbyCore,
     private readonly enabled: boolean,
     private readonly policy: ReconnectPolicy,
+    /** Fetches a fresh identity token for the resume's hello (null: send none, the server keeps ours). */
+    private readonly freshToken: (() => Promise<string>) | null = null,
   ) {}
 
   /** Our connection dropped (LobbyCore.onDrop): resume if we can, else the session is over. */
@@ -56,7 +58,8 @@ export class Resume {
     if (core.state.kind !== 'resuming' || attempt === null) return;
     try {
       // LobbyCore completes the resume as the Welcome arrives, before any replayed frame.
-      await core.connection.request(attempt, 'hello', { v: VERSION, resume: core.resumeToken, received: core.received }, 'welcome');
+      const token = this.freshToken ? await this.freshToken() : undefined;
+      await core.connection.request(attempt, 'hello', { v: VERSION, resume: core.resumeToken, received: core.received, token }, 'welcome');
     } catch (err) {
       // A later attempt may own the connection by now; leave it alone.
       const s = core.state;
@@ -66,6 +69,11 @@ export class Resume {
         s.transport = null;
         attempt.close(1000, 'seat held elsewhere');
         this.schedule(code, reason);
+      } else if (err instanceof LobbyError && (err.code === ErrorCode.AuthInvalid || err.code === ErrorCode.AuthRequired)) {
+        // A token the server refuses will not pass on the next try either.
+        s.transport = null;
+        attempt.close(1000, 'resume refused');
+        core.finish(code, err.message, err);
       } else if (err instanceof LobbyError && (err.code === ErrorCode.ResumeFailed || err.code === ErrorCode.RoomLost)) {
         s.transport = null;
         attempt.close(1000, 'resume failed');
