@@ -70,7 +70,14 @@ func Dial(ctx context.Context, url string, opts Options) (*Lobby, error) {
 	l.stop, l.stopFunc = context.WithCancel(context.Background())
 	go l.readLoop()
 	var w protocol.Welcome
-	if err := l.call(ctx, protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: opts.Name}, &w); err != nil {
+	token := opts.Token
+	if token == "" && opts.GetToken != nil {
+		if token, err = opts.GetToken(ctx); err != nil {
+			l.Close()
+			return nil, fmt.Errorf("client: get token: %w", err)
+		}
+	}
+	if err := l.call(ctx, protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: opts.Name, Token: token}, &w); err != nil {
 		l.Close()
 		return nil, err
 	}
@@ -172,7 +179,11 @@ const maxMoves = 2
 // is closed cleanly, so the old node holds no seat. Later resumes go to the
 // new node.
 func (l *Lobby) move(ctx context.Context, url string) error {
-	conn, env, err := l.helloOn(ctx, url, protocol.Hello{Version: protocol.Version, Name: l.opts.Name})
+	token, err := l.freshToken(ctx, l.opts.Token)
+	if err != nil {
+		return fmt.Errorf("client: move to %s: %w", url, err)
+	}
+	conn, env, err := l.helloOn(ctx, url, protocol.Hello{Version: protocol.Version, Name: l.opts.Name, Token: token})
 	if err != nil {
 		return fmt.Errorf("client: move to %s: %w", url, err)
 	}
@@ -444,7 +455,12 @@ func (l *Lobby) tryResume(deadline time.Time, token, url string) (ok, final bool
 	l.mu.Lock()
 	received := l.received
 	l.mu.Unlock()
-	conn, env, err := l.helloOn(ctx, url, protocol.Hello{Version: protocol.Version, Resume: token, Received: received})
+	identity, err := l.freshToken(ctx, "")
+	if err != nil {
+		l.log.Debug("resume attempt: no token", "err", err)
+		return false, false
+	}
+	conn, env, err := l.helloOn(ctx, url, protocol.Hello{Version: protocol.Version, Resume: token, Received: received, Token: identity})
 	if err != nil {
 		l.log.Debug("resume attempt failed", "url", url, "err", err)
 		return false, false
@@ -510,4 +526,13 @@ func (l *Lobby) helloOn(ctx context.Context, url string, hello protocol.Hello) (
 		return nil, protocol.Envelope{}, fmt.Errorf("client: hello on %s: %w", url, err)
 	}
 	return conn, env, nil
+}
+
+// freshToken is a token from Options.GetToken, or otherwise for a hello
+// that needs one.
+func (l *Lobby) freshToken(ctx context.Context, otherwise string) (string, error) {
+	if l.opts.GetToken == nil {
+		return otherwise, nil
+	}
+	return l.opts.GetToken(ctx)
 }

@@ -1,6 +1,7 @@
 package client
 
 import (
+	"context"
 	"log/slog"
 	"net/http"
 	"time"
@@ -37,6 +38,15 @@ type Options struct {
 	MessageBuffer int
 	// Logger receives the SDK's logs; default slog.Default().
 	Logger *slog.Logger
+	// Token is an identity token (a JWT) from the game's backend, sent in
+	// hello: on a server with -auth on, a valid one makes this player
+	// verified (protocol.Player.Verified, UserID). See docs/identity.md.
+	Token string
+	// GetToken, if set, fetches a fresh token: for the first hello when
+	// Token is empty, and before each resume and move to another node, so
+	// an expired token never costs the seat. Without it a resume sends no
+	// token and the server keeps the identity it verified.
+	GetToken func(context.Context) (string, error)
 }
 
 func (o Options) withDefaults() Options {
