@@ -14,6 +14,8 @@ export interface LobbyLinkOptions {
   policy?: ReconnectPolicy;
   /** The lobby socket (default: the SDK's WebSocket; the e2e build's can be cut). */
   transport?: TransportFactory;
+  /** An identity token from the game's backend for every new session's hello ('' or absent: none). */
+  token?: string;
 }
 
 /**
@@ -87,6 +89,7 @@ export class LobbyLink {
     try {
       client = await LobbyClient.connect(this.url, this.name, {
         device: this.options.device,
+        token: this.options.token || undefined,
         pings: true,
         resume: true,
         transport: this.options.transport,

@@ -7,6 +7,26 @@ import { normalizeName, playerNameProblem } from '@hostrelay/protocol';
 const NAME_KEY = 'hostrelay.name';
 const DEVICE_KEY = 'hostrelay.device';
 
+const TOKEN_KEY = 'hostrelay.token';
+
+/**
+ * The identity token a game's page handed us in the URL fragment
+ * (#token=…, never sent to any server by the browser), kept for this tab in
+ * sessionStorage and taken out of the address bar so it is not shared with
+ * a copied link. '' when there is none.
+ */
+export function takeToken(): string {
+  const params = new URLSearchParams(location.hash.slice(1));
+  const fromHash = params.get('token');
+  if (fromHash !== null) {
+    sessionStorage.setItem(TOKEN_KEY, fromHash);
+    params.delete('token');
+    const rest = params.toString();
+    history.replaceState(history.state, '', location.pathname + location.search + (rest === '' ? '' : `#${rest}`));
+  }
+  return sessionStorage.getItem(TOKEN_KEY) ?? '';
+}
+
 export function savedName(): string {
   return localStorage.getItem(NAME_KEY) ?? '';
 }

@@ -5,7 +5,7 @@ import { fetchNodes, nodeBaseUrl } from './nodes';
 import { RegionPicker, type RegionPick } from './region-picker';
 import { stunRtt, webSocketRtt } from './rtt-probe';
 import { fieldError, ui } from './dom';
-import { deviceId, nameProblem, saveName, savedName } from './identity';
+import { deviceId, nameProblem, saveName, savedName, takeToken } from './identity';
 import { mark, markOnce } from './marks';
 import { describe } from './messages';
 import { RoomController } from './room-controller';
@@ -36,6 +36,7 @@ const testing = import.meta.env.MODE === 'e2e' ? installTestHooks() : null;
 const link = new LobbyLink(`${location.protocol === 'https:' ? 'wss' : 'ws'}://${location.host}/ws`, savedName(), {
   device: deviceId(),
   transport: testing?.transport,
+  token: takeToken(),
 });
 testing?.useLink(link);
 // Dial first: the socket opens and says hello while the rest of this script

@@ -209,7 +209,16 @@ export class RoomController {
 
   private views(room: ActiveRoom): PlayerView[] {
     const s = room.session;
-    return s.players.map((p) => ({ id: p.id, name: p.name, host: p.id === s.hostId, ready: p.ready, ping: p.ping, away: p.away }));
+    return s.players.map((p) => ({
+      id: p.id,
+      name: p.name,
+      host: p.id === s.hostId,
+      ready: p.ready,
+      ping: p.ping,
+      away: p.away,
+      verified: p.verified,
+      userId: p.userId,
+    }));
   }
 
   private startGame(room: ActiveRoom): void {

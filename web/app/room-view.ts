@@ -26,6 +26,13 @@ function playerItem(s: Readonly<HostrelayState>, p: PlayerView): HTMLLIElement {
   const who = document.createElement('span');
   who.className = 'who';
   who.append(span('name', p.name));
+  if (p.verified) {
+    const mark = span('verified', '✓');
+    mark.title = 'Verified by the game';
+    mark.setAttribute('aria-label', 'verified');
+    mark.dataset['userId'] = p.userId;
+    who.append(mark);
+  }
   if (p.host) who.append(badge('host', 'host'));
   if (p.id === s.you) who.append(badge('you', 'you'));
   if (!p.host) who.append(p.ready ? badge('ready', 'ready') : badge('not ready', 'waiting'));

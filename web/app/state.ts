@@ -17,6 +17,9 @@ export interface PlayerView {
   ping: number;
   /** The player's connection dropped; the server holds its seat for a while. */
   away: boolean;
+  /** The game's backend vouched for this player (an identity token); userId is its id for them. */
+  verified: boolean;
+  userId: string;
 }
 
 export interface HostrelayState {
