@@ -83,6 +83,11 @@ export interface CreateRoomOptions {
    * the node we are on. A single node ignores it.
    */
   region?: string;
+  /**
+   * Admit verified players only (an identity token, see docs/identity.md);
+   * others get members_only. Only a verified player may ask.
+   */
+  membersOnly?: boolean;
 }
 
 export interface QuickPlayOptions {
@@ -237,6 +242,7 @@ export class LobbyClient {
         mode: options.mode,
         migrate: options.migrate,
         region: options.region,
+        membersOnly: options.membersOnly,
       },
       'roomJoined',
     );

@@ -73,3 +73,15 @@ describe('LobbyClient identity', () => {
     await expect(LobbyClient.connect('ws://x/ws', 'Ada', { transport: s.factory })).rejects.toMatchObject({ code: 'auth_required' });
   });
 });
+
+describe('LobbyClient members-only rooms', () => {
+  it('asks for one in createRoom', async () => {
+    const [s] = server(() => {});
+    const client = await LobbyClient.connect('ws://x/ws', 'Ada', { transport: s.factory, token: 'jwt' });
+    const sent: Frame[] = [];
+    s.onFrame = (f) => sent.push(f);
+    void client.createRoom({ name: 'club', maxPlayers: 4, public: false, membersOnly: true }).catch(() => undefined);
+    expect(sent[0]?.b).toMatchObject({ name: 'club', membersOnly: true });
+    client.close();
+  });
+});
