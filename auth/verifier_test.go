@@ -389,3 +389,38 @@ func TestFingerprint(t *testing.T) {
 		t.Fatalf("fingerprint %q", f)
 	}
 }
+
+// FuzzVerify: whatever the bytes, Verify answers an *Error or an identity
+// within bounds, and never quotes the token.
+func FuzzVerify(f *testing.F) {
+	v, err := New(hsConfig(), nil)
+	if err != nil {
+		f.Fatal(err)
+	}
+	defer v.Close()
+	c := claimsFor("u")
+	c["meta"] = map[string]any{"a": []any{1, "x"}}
+	good, err := jwt.NewWithClaims(jwt.SigningMethodHS256, c).SignedString(secret)
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, s := range []string{good, "", "a.b.c", "eyJhbGciOiJub25lIn0.e30.", good + "x", strings.Repeat(".", 5000)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		id, err := v.Verify(context.Background(), token)
+		if err != nil {
+			var e *Error
+			if !errors.As(err, &e) {
+				t.Fatalf("not an *Error: %v", err)
+			}
+			if len(token) > 8 && strings.Contains(e.Message, token) {
+				t.Fatal("the message quotes the token")
+			}
+			return
+		}
+		if id.UserID == "" || len(id.UserID) > protocol.MaxUserID || len(id.Meta) > protocol.MaxMeta {
+			t.Fatalf("identity out of bounds: %+v", id)
+		}
+	})
+}
