@@ -72,3 +72,23 @@ func (h *Hub) replaceSeatLocked(s *Session, r *room) {
 		return // one seat per user: there is at most one
 	}
 }
+
+// quickFitsIdentityLocked: quick play seats group in r only if r admits
+// each (members-only) and none of them already holds a seat there under its
+// user id (quick play finds another room rather than replace a seat).
+func quickFitsIdentityLocked(r *room, group []*Session) bool {
+	for _, o := range group {
+		if checkMembersOnlyLocked(o, r) != nil {
+			return false
+		}
+		if o.identity.UserID == "" {
+			continue
+		}
+		for _, m := range r.members {
+			if m.identity.UserID == o.identity.UserID {
+				return false
+			}
+		}
+	}
+	return true
+}

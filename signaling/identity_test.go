@@ -177,3 +177,27 @@ func TestResumeTokenMustNameTheSameUser(t *testing.T) {
 		t.Fatalf("welcome = %+v", back)
 	}
 }
+
+// TestQuickPlaySkipsRoomsByIdentity: quick play never seats an unverified
+// player in a members-only room, nor a user in a room it already sits in.
+func TestQuickPlaySkipsRoomsByIdentity(t *testing.T) {
+	url := authHub(t, auth.ModeOptional, nil)
+	host, _ := connectAs(t, url, "Host", testToken(t, "host", nil))
+	host.request(protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "club", MaxPlayers: 4, Public: true, Mode: "duel", MembersOnly: true})
+	var club protocol.RoomJoined
+	host.expect(protocol.TypeRoomJoined, &club)
+
+	anon := connect(t, url, "Anon")
+	anon.request(protocol.TypeQuickPlay, &protocol.QuickPlay{Mode: "duel"})
+	var got protocol.RoomJoined
+	anon.expect(protocol.TypeRoomJoined, &got)
+	if got.Room.Code == club.Room.Code {
+		t.Fatal("quick play seated an unverified player in a members-only room")
+	}
+	again, _ := connectAs(t, url, "Host", testToken(t, "host", nil))
+	again.request(protocol.TypeQuickPlay, &protocol.QuickPlay{Mode: "duel"})
+	again.expect(protocol.TypeRoomJoined, &got)
+	if got.Room.Code == club.Room.Code {
+		t.Fatal("quick play seated a user in a room it already sits in")
+	}
+}

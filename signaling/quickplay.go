@@ -124,8 +124,8 @@ func quickPlay(q req[protocol.QuickPlay]) (reply, error) {
 
 // quickRoomLocked is the room quick play seats group in: of the listed
 // (public) rooms of mode that have not started, have no password, ban none
-// of the group and have a seat for each, the fullest, and of those the
-// oldest. nil: none.
+// of the group, admit each by identity (quickFitsIdentityLocked) and have a
+// seat for each, the fullest, and of those the oldest. nil: none.
 func (h *Hub) quickRoomLocked(mode string, group []*Session) *room {
 	var best *room
 	for _, r := range h.dir.public { // oldest first
@@ -139,7 +139,7 @@ func (h *Hub) quickRoomLocked(mode string, group []*Session) *room {
 		for _, o := range group {
 			banned = banned || r.banned(o)
 		}
-		if !banned {
+		if !banned && quickFitsIdentityLocked(r, group) {
 			best = r
 		}
 	}
