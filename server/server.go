@@ -15,11 +15,11 @@ import (
 	"sync"
 	"time"
 
+	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/metrics"
 	"github.com/hostrelay/hostrelay/protocol"
-	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
