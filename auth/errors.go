@@ -28,6 +28,9 @@ const (
 	CauseUnavailable Cause = "unavailable"   // the JWKS could not be fetched in time
 )
 
+// causeCount is len(Causes()); TestCausesCounted keeps them equal.
+const causeCount = 12
+
 // Causes are every Cause, for metrics.
 func Causes() []Cause {
 	return []Cause{CauseMissing, CauseTooLarge, CauseMalformed, CauseAlgorithm, CauseSignature, CauseUnknownKey,

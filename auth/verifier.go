@@ -40,7 +40,7 @@ type Verifier struct {
 	cancel  context.CancelFunc
 
 	verified atomic.Uint64
-	refused  [12]atomic.Uint64 // by index in Causes()
+	refused  [causeCount]atomic.Uint64 // by index in Causes()
 }
 
 // claims are the token's claims that we read.

@@ -424,3 +424,9 @@ func FuzzVerify(f *testing.F) {
 		}
 	})
 }
+
+func TestCausesCounted(t *testing.T) {
+	if len(Causes()) != causeCount {
+		t.Fatalf("%d causes, counters for %d", len(Causes()), causeCount)
+	}
+}
