@@ -25,6 +25,12 @@ type Config struct {
 	ICE ICEFunc
 	// Cluster, when set, makes this hub one node of several (cluster.go).
 	Cluster Cluster
+	// Events, when set, hears of every room's life (hooks.go): under
+	// Hub.mu, so it must return at once.
+	Events RoomEvents
+	// JoinCheck, when set, is asked outside Hub.mu before a room is joined
+	// or made (hooks.go).
+	JoinCheck JoinChecker
 
 	QueueSize    int           // outgoing frames buffered per session
 	PingInterval time.Duration // between pings to an idle client

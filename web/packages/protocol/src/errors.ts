@@ -34,8 +34,13 @@ export const ErrorCode = {
   RoomElsewhere: 'room_elsewhere',
   /** The room's node stopped and the room with it: rooms do not move between nodes. */
   RoomLost: 'room_lost',
-  /** The cluster's directory is unreachable just now; nothing changed, try again. */
+  /**
+   * The cluster's directory, or the game's backend that checks joins, is
+   * unreachable just now; nothing changed, try again.
+   */
   Unavailable: 'unavailable',
+  /** The game's backend (the operator's join hook) refused; ErrorBody.message says why, for the player. */
+  JoinRefused: 'join_refused',
 } as const;
 export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
