@@ -22,6 +22,7 @@ import (
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
+	"github.com/hostrelay/hostrelay/webhook"
 )
 
 // Sources are what the collector reads at each scrape. Lobby and TURN are
@@ -33,6 +34,10 @@ type Sources struct {
 	// Cluster is nil on a single node: the cluster families are then not
 	// sent at all.
 	Cluster func() cluster.Stats
+	// Webhook and JoinHook are nil when off (no -webhook-url, no
+	// -join-hook-url): their families are then not sent.
+	Webhook  func() webhook.Stats
+	JoinHook func() webhook.JoinHookStats
 }
 
 // HTTP is the HTTP server's connections.

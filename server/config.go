@@ -47,6 +47,7 @@ type Config struct {
 	Debug   DebugConfig
 	Metrics MetricsConfig
 	Cluster ClusterConfig
+	Webhook WebhookConfig
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }
@@ -150,6 +151,7 @@ func DefaultConfig() Config {
 		ICE:           ICEConfig{Offer: slices.Clone(turnTransports)},
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
 		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
+		Webhook:       defaultWebhookConfig(),
 		ShutdownGrace: 10 * time.Second,
 	}
 }

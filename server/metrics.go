@@ -41,7 +41,7 @@ func (s *Server) metricsSources() metrics.Sources {
 	if s.cluster != nil {
 		clusterStats = s.cluster.Stats
 	}
-	return metrics.Sources{
+	src := metrics.Sources{
 		Cluster: clusterStats,
 		Lobby:   s.hub.Metrics,
 		TURN:    s.turn.Stats,
@@ -50,6 +50,13 @@ func (s *Server) metricsSources() metrics.Sources {
 			return metrics.HTTP{Open: open, WebSockets: webSockets, Evicted: s.conns.evicted.Load(), Refused: s.conns.refused.Load()}
 		},
 	}
+	if s.webhooks != nil {
+		src.Webhook = s.webhooks.Stats
+	}
+	if s.joinHook != nil {
+		src.JoinHook = s.joinHook.Stats
+	}
+	return src
 }
 
 // RegisterMetrics adds this server's metrics (hostrelay_*, not the Go

@@ -55,7 +55,7 @@ type Config struct {
 // DefaultConfig holds every default.
 func DefaultConfig() Config {
 	return Config{
-		// About 300 bytes an event: some 3 MB at most.
+		// About 200 bytes an event.
 		QueueEvents: 10000,
 		QueueBytes:  4 << 20,
 		// Past the receiver's own replay window (MaxSignatureAge): a
