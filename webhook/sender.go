@@ -38,7 +38,8 @@ type Config struct {
 	Timeout time.Duration
 	// A room's next attempt after a failure waits MinBackoff, doubling per
 	// failure up to MaxBackoff, each with up to half of it taken off at
-	// random (so rooms do not retry in step).
+	// random (so rooms do not retry in step). The first delivery that
+	// succeeds after failures ends every room's wait.
 	MinBackoff, MaxBackoff time.Duration
 	// Workers is how many deliveries may be in flight at once, each for a
 	// different room.
@@ -348,6 +349,7 @@ func (s *Sender) settleLocked(q *roomQueue, res outcome) {
 		if s.failing {
 			s.failing = false
 			s.log.Info("webhook receiver answering again", "queued", s.events)
+			s.retryNowLocked()
 		}
 		s.popLocked(q)
 	case rejected:
@@ -381,6 +383,18 @@ func (s *Sender) settleLocked(q *roomQueue, res outcome) {
 	}
 	q.busy = false
 	s.forgetLocked(q)
+}
+
+// retryNowLocked ends every room's backoff: the receiver answers again
+// (or Close is flushing), so none waits out a wait grown while it was down.
+func (s *Sender) retryNowLocked() {
+	for _, q := range s.rooms {
+		if q.retry != nil && q.retry.Stop() {
+			q.retry = nil
+			s.ready = append(s.ready, q)
+		}
+	}
+	s.work.Broadcast()
 }
 
 // backoff is the wait before attempt n+1 of an event.
@@ -449,7 +463,7 @@ func (s *Sender) Stats() Stats {
 
 // Close takes no more events and delivers those queued until ctx ends; what
 // is left then is dropped (shutdown) and reported in the error. Rooms in
-// backoff are retried at once.
+// backoff are retried at once, then every MinBackoff.
 func (s *Sender) Close(ctx context.Context) error {
 	s.mu.Lock()
 	if s.closed {
@@ -463,13 +477,7 @@ func (s *Sender) Close(ctx context.Context) error {
 	} else {
 		s.drained = drained
 	}
-	for _, q := range s.rooms {
-		if q.retry != nil && q.retry.Stop() {
-			q.retry = nil
-			s.ready = append(s.ready, q)
-		}
-	}
-	s.work.Broadcast()
+	s.retryNowLocked()
 	s.mu.Unlock()
 
 	select {

@@ -407,3 +407,21 @@ func TestConfigValidate(t *testing.T) {
 		t.Errorf("short secret: %v", err)
 	}
 }
+
+// The first delivery that succeeds after an outage ends every room's
+// backoff: with a wait grown to an hour, the rooms still drain at once.
+func TestRecoveryEndsBackoff(t *testing.T) {
+	rcv := newReceiver(t)
+	rcv.mode.Store(busy)
+	s := newSender(t, rcv.srv.URL, func(c *Config) { c.MinBackoff, c.MaxBackoff = 20*time.Millisecond, time.Hour })
+	emit(s, 5, 2)
+	waitStats(t, s, "backoff grown", func(st Stats) bool { return st.Retried >= 5*5 })
+	rcv.mode.Store(up)
+	s.OnRoomEvent(event("NEWR", signaling.RoomCreated)) // not in backoff: goes at once
+	start := time.Now()
+	waitStats(t, s, "all 11 delivered", func(st Stats) bool { return st.Delivered == 11 })
+	if d := time.Since(start); d > 2*time.Second {
+		t.Errorf("drained in %v", d)
+	}
+	rcv.check()
+}
