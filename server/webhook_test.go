@@ -241,6 +241,7 @@ func TestWebhookOptions(t *testing.T) {
 		{[]string{"-webhook-url", "http://x/", "-webhook-secret", "short"}, "at least 16 bytes"},
 		{[]string{"-webhook-secret", hookSecret, "-webhook-secret-file", "/x"}, "not both"},
 		{[]string{"-webhook-queue", "0"}, "between 1 and 1000000"},
+		{[]string{"-webhook-queue", "1000001"}, "between 1 and 1000000"},
 		{[]string{"-join-hook-timeout", "49ms"}, "between 50ms and 10s"},
 		{[]string{"-join-hook-timeout", "11s"}, "between 50ms and 10s"},
 	} {

@@ -425,3 +425,16 @@ func TestRecoveryEndsBackoff(t *testing.T) {
 	}
 	rcv.check()
 }
+
+// BenchmarkOnRoomEvent is what the lobby pays, under its lock, for one
+// event queued (the receiver hung, the queue never full).
+func BenchmarkOnRoomEvent(b *testing.B) {
+	rcv := newReceiver(b)
+	rcv.mode.Store(hang)
+	s := newSender(b, rcv.srv.URL, func(c *Config) { c.QueueEvents, c.QueueBytes = 1<<30, 1<<40 })
+	e := event("BENCH1", signaling.PlayerJoined)
+	b.ReportAllocs()
+	for b.Loop() {
+		s.OnRoomEvent(e)
+	}
+}
