@@ -116,7 +116,11 @@ func (h *Hub) checkJoin(s *Session, j JoinRequest) error {
 	}
 	h.mu.RLock()
 	j.Session, j.Name = s.id, s.name
+	inRoom := s.room != nil
 	h.mu.RUnlock()
+	if inRoom {
+		return nil // refused under the lock with already_in_room: nothing to ask
+	}
 	// A link has no context of its own (as FindRoom); the checker bounds
 	// its wait.
 	err := h.cfg.JoinCheck.CheckJoin(context.Background(), j)

@@ -137,6 +137,8 @@ func TestJoinCheck(t *testing.T) {
 
 	check.set(nil, 0)
 	a.join(rj.Room.Code, "")
+	// Already in a room: refused under the lock, the backend not asked.
+	a.refused(protocol.CodeAlreadyInRoom, protocol.TypeCreateRoom, &protocol.CreateRoom{Name: "again", MaxPlayers: 2})
 
 	check.mu.Lock()
 	asked := check.asked
