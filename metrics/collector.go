@@ -42,6 +42,8 @@ type collector struct {
 
 	clusterConnected, clusterNodes, clusterWrites, clusterWriteErrors, clusterNodesLost, clusterMalformed, clusterLookups family
 
+	webhookDelivered, webhookRetries, webhookDropped, webhookQueue, webhookQueueBytes, joinHookChecks family
+
 	all []family
 }
 
@@ -124,6 +126,18 @@ func newCollector(src Sources) *collector {
 	def(&c.authTokens, counter, "auth_tokens_total",
 		"Identity tokens in hello (-auth optional or required), by result: verified, or the cause of a refusal (missing, too_large, malformed, algorithm, signature, unknown_key, expired, not_yet_valid, audience, issuer, claims, unavailable).",
 		"result")
+
+	def(&c.webhookDelivered, counter, "webhook_events_delivered_total", "Room events the webhook receiver took (2xx).")
+	def(&c.webhookRetries, counter, "webhook_retries_total",
+		"Webhook deliveries that failed (no answer, 408, 429, 5xx) and were tried again after a backoff.")
+	def(&c.webhookDropped, counter, "webhook_events_dropped_total",
+		"Room events never delivered, by reason: queue_full (over -webhook-queue), too_old (still failing after 10 minutes), rejected (a 4xx answer), shutdown (still queued at the end of shutdown).",
+		"reason")
+	def(&c.webhookQueue, gauge, "webhook_queue_events", "Room events waiting for the webhook receiver, those in flight included.")
+	def(&c.webhookQueueBytes, gauge, "webhook_queue_bytes", "Their bytes.")
+	def(&c.joinHookChecks, counter, "join_hook_checks_total",
+		"Creates and joins the join hook was asked about, by result: allowed, refused, failed_open (the hook failed; let through), failed_closed (the hook failed; refused with unavailable).",
+		"result")
 	return c
 }
 
@@ -154,6 +168,23 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		for _, cause := range auth.Causes() {
 			c.authTokens.emit(ch, float64(st.Refused[cause]), string(cause))
 		}
+	}
+	if c.src.Webhook != nil {
+		st := c.src.Webhook()
+		c.webhookDelivered.emit(ch, float64(st.Delivered))
+		c.webhookRetries.emit(ch, float64(st.Retried))
+		for reason, n := range st.Dropped {
+			c.webhookDropped.emit(ch, float64(n), reason)
+		}
+		c.webhookQueue.emit(ch, float64(st.Queued))
+		c.webhookQueueBytes.emit(ch, float64(st.Bytes))
+	}
+	if c.src.JoinHook != nil {
+		st := c.src.JoinHook()
+		c.joinHookChecks.emit(ch, float64(st.Allowed), "allowed")
+		c.joinHookChecks.emit(ch, float64(st.Refused), "refused")
+		c.joinHookChecks.emit(ch, float64(st.FailedOpen), "failed_open")
+		c.joinHookChecks.emit(ch, float64(st.FailedClosed), "failed_closed")
 	}
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
+	"github.com/hostrelay/hostrelay/webhook"
 )
 
 // Sources are what the collector reads at each scrape. Lobby and TURN are
@@ -36,6 +37,10 @@ type Sources struct {
 	Cluster func() cluster.Stats
 	// Auth is nil with -auth off: the token family is then not sent.
 	Auth func() auth.Stats
+	// Webhook and JoinHook are nil when off (no -webhook-url, no
+	// -join-hook-url): their families are then not sent.
+	Webhook  func() webhook.Stats
+	JoinHook func() webhook.JoinHookStats
 }
 
 // HTTP is the HTTP server's connections.

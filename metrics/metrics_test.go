@@ -15,6 +15,7 @@ import (
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
+	"github.com/hostrelay/hostrelay/webhook"
 )
 
 // snapshot is a lobby and a relay as their Metrics and Stats report them:
@@ -262,5 +263,54 @@ func TestPrivateAddresses(t *testing.T) {
 		if got := private(netip.MustParseAddr(addr)); got != want {
 			t.Errorf("private(%s) = %v, want %v", addr, got, want)
 		}
+	}
+}
+
+// The webhook families, sent only with a sender and a join hook.
+func TestWebhookFamilies(t *testing.T) {
+	src := snapshot()
+	src.Webhook = func() webhook.Stats {
+		return webhook.Stats{Delivered: 90, Retried: 12, Queued: 7, Bytes: 1400,
+			Dropped: map[string]uint64{"queue_full": 3, "too_old": 0, "rejected": 1, "shutdown": 0}}
+	}
+	src.JoinHook = func() webhook.JoinHookStats {
+		return webhook.JoinHookStats{Allowed: 20, Refused: 2, FailedOpen: 0, FailedClosed: 1}
+	}
+	const want = `
+# HELP hostrelay_webhook_events_delivered_total Room events the webhook receiver took (2xx).
+# TYPE hostrelay_webhook_events_delivered_total counter
+hostrelay_webhook_events_delivered_total 90
+# HELP hostrelay_webhook_retries_total Webhook deliveries that failed (no answer, 408, 429, 5xx) and were tried again after a backoff.
+# TYPE hostrelay_webhook_retries_total counter
+hostrelay_webhook_retries_total 12
+# HELP hostrelay_webhook_events_dropped_total Room events never delivered, by reason: queue_full (over -webhook-queue), too_old (still failing after 10 minutes), rejected (a 4xx answer), shutdown (still queued at the end of shutdown).
+# TYPE hostrelay_webhook_events_dropped_total counter
+hostrelay_webhook_events_dropped_total{reason="queue_full"} 3
+hostrelay_webhook_events_dropped_total{reason="rejected"} 1
+hostrelay_webhook_events_dropped_total{reason="shutdown"} 0
+hostrelay_webhook_events_dropped_total{reason="too_old"} 0
+# HELP hostrelay_webhook_queue_events Room events waiting for the webhook receiver, those in flight included.
+# TYPE hostrelay_webhook_queue_events gauge
+hostrelay_webhook_queue_events 7
+# HELP hostrelay_webhook_queue_bytes Their bytes.
+# TYPE hostrelay_webhook_queue_bytes gauge
+hostrelay_webhook_queue_bytes 1400
+# HELP hostrelay_join_hook_checks_total Creates and joins the join hook was asked about, by result: allowed, refused, failed_open (the hook failed; let through), failed_closed (the hook failed; refused with unavailable).
+# TYPE hostrelay_join_hook_checks_total counter
+hostrelay_join_hook_checks_total{result="allowed"} 20
+hostrelay_join_hook_checks_total{result="failed_closed"} 1
+hostrelay_join_hook_checks_total{result="failed_open"} 0
+hostrelay_join_hook_checks_total{result="refused"} 2
+`
+	if err := testutil.CollectAndCompare(newCollector(src), strings.NewReader(want),
+		"hostrelay_webhook_events_delivered_total", "hostrelay_webhook_retries_total", "hostrelay_webhook_events_dropped_total",
+		"hostrelay_webhook_queue_events", "hostrelay_webhook_queue_bytes", "hostrelay_join_hook_checks_total"); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := testutil.CollectAndLint(newCollector(src)); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %+v", err, problems)
+	}
+	if n := testutil.CollectAndCount(newCollector(snapshot()), "hostrelay_webhook_queue_events", "hostrelay_join_hook_checks_total"); n != 0 {
+		t.Fatalf("%d webhook samples with webhooks off", n)
 	}
 }

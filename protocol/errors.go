@@ -32,7 +32,8 @@ const (
 	// with it (a room cannot move between nodes: its TURN allocations live
 	// on its node).
 	CodeRoomLost = "room_lost"
-	// CodeUnavailable: the cluster's directory cannot be reached just now;
+	// CodeUnavailable: the cluster's directory, or the game's backend that
+	// checks joins (a fail-closed join hook), cannot be reached just now;
 	// the request changed nothing and may be tried again.
 	CodeUnavailable = "unavailable"
 	// Identity tokens (Hello.Token). CodeAuthRequired: this server wants a
@@ -44,6 +45,10 @@ const (
 	CodeAuthInvalid     = "auth_invalid"
 	CodeAuthUnavailable = "auth_unavailable"
 	CodeMembersOnly     = "members_only"
+	// CodeJoinRefused: the game's backend (the operator's join hook)
+	// refused this join or create; Error.Message is its reason, at most 200
+	// bytes, to show the player.
+	CodeJoinRefused = "join_refused"
 )
 
 // Close reasons for RoomClosed and PlayerLeft.

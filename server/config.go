@@ -50,7 +50,8 @@ type Config struct {
 	Cluster ClusterConfig
 	// Auth verifies the identity tokens players bring in hello (-auth);
 	// New builds its verifier and plugs it into the lobby.
-	Auth auth.Config
+	Auth    auth.Config
+	Webhook WebhookConfig
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }
@@ -155,6 +156,7 @@ func DefaultConfig() Config {
 		Log:           LogConfig{Level: slog.LevelInfo, Format: "text"},
 		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
 		Auth:          auth.DefaultConfig(),
+		Webhook:       defaultWebhookConfig(),
 		ShutdownGrace: 10 * time.Second,
 	}
 }

@@ -6,7 +6,6 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/hostrelay/hostrelay/auth"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/metrics"
 )
@@ -42,12 +41,7 @@ func (s *Server) metricsSources() metrics.Sources {
 	if s.cluster != nil {
 		clusterStats = s.cluster.Stats
 	}
-	var authStats func() auth.Stats
-	if s.auth != nil {
-		authStats = s.auth.Stats
-	}
-	return metrics.Sources{
-		Auth:    authStats,
+	src := metrics.Sources{
 		Cluster: clusterStats,
 		Lobby:   s.hub.Metrics,
 		TURN:    s.turn.Stats,
@@ -56,6 +50,16 @@ func (s *Server) metricsSources() metrics.Sources {
 			return metrics.HTTP{Open: open, WebSockets: webSockets, Evicted: s.conns.evicted.Load(), Refused: s.conns.refused.Load()}
 		},
 	}
+	if s.auth != nil {
+		src.Auth = s.auth.Stats
+	}
+	if s.webhooks != nil {
+		src.Webhook = s.webhooks.Stats
+	}
+	if s.joinHook != nil {
+		src.JoinHook = s.joinHook.Stats
+	}
+	return src
 }
 
 // RegisterMetrics adds this server's metrics (hostrelay_*, not the Go

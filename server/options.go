@@ -84,6 +84,7 @@ func (c *Config) options() []*option {
 	c.Metrics.bind(b.section("metrics"))
 	c.Cluster.bind(b.section("cluster"))
 	bindAuth(b.section("auth"), &c.Auth)
+	c.Webhook.bind(b.section("webhook"))
 	b.add("shutdown-grace", "shutdown_grace", durValue{&c.ShutdownGrace},
 		"how long SIGTERM waits for lobby connections to close (a second signal exits at once)").
 		checked(positive(&c.ShutdownGrace))

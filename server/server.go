@@ -22,6 +22,7 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
+	"github.com/hostrelay/hostrelay/webhook"
 )
 
 // Server is a running hostrelay: HTTP, lobby and TURN.
@@ -52,6 +53,10 @@ type Server struct {
 
 	// cluster is this node's membership of a cluster; nil without -nats.
 	cluster *cluster.Cluster
+	// webhooks sends room events (nil without -webhook-url); joinHook
+	// rules on joins (nil without -join-hook-url). webhook.go.
+	webhooks *webhook.Sender
+	joinHook *webhook.JoinHook
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -116,6 +121,17 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 			return nil, err
 		}
 		// lobbyConfig plugs it in; it is started once listening (joinCluster).
+	}
+	// Before the hub, which reports to them from its first room.
+	if err = s.startWebhooks(log); err != nil {
+		return nil, err
+	}
+	if s.webhooks != nil {
+		undo.add(func() {
+			ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+			cancel() // nothing was queued worth waiting for
+			_ = s.webhooks.Close(ctx)
+		})
 	}
 	// The hub needs TURN for credentials and TURN needs the hub for session
 	// checks; s.iceFor breaks the cycle (TURN exists before any request).
@@ -222,7 +238,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 }
 
 // lobbyConfig is the lobby section with what the server plugs in: TURN
-// credentials (iceFor), the logger and the cluster. The message burst is
+// credentials (iceFor), the logger, the cluster and the webhooks. The message burst is
 // twice the rate, as -messages-per-second says, so a client catches up after
 // a stall (a resume replays its queue) without tripping the limit.
 func (s *Server) lobbyConfig() signaling.Config {
@@ -231,6 +247,13 @@ func (s *Server) lobbyConfig() signaling.Config {
 	c.MessageBurst = int(2 * c.MessagesPerSecond)
 	if s.cluster != nil {
 		c.Cluster = s.cluster
+	}
+	// Typed nils would not be nil interfaces.
+	if s.webhooks != nil {
+		c.Events = s.webhooks
+	}
+	if s.joinHook != nil {
+		c.JoinCheck = s.joinHook
 	}
 	return c
 }
@@ -388,6 +411,9 @@ func (s *Server) shutdown(ctx context.Context) error {
 	if err := s.hub.Close(ctx); err != nil {
 		errs = append(errs, err)
 	}
+	// After the lobby, whose last sessions' leaving is reported; beside
+	// the HTTP drain and before TURN, within the grace.
+	s.flushWebhooks(ctx)
 	if err := <-httpDone; err != nil {
 		errs = append(errs, fmt.Errorf("http: %w", err))
 	}

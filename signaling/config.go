@@ -29,6 +29,12 @@ type Config struct {
 	// Auth verifies Hello.Token (identity.go); nil is -auth off, when a
 	// token is ignored and every player is unverified.
 	Auth *auth.Verifier
+	// Events, when set, hears of every room's life (hooks.go): under
+	// Hub.mu, so it must return at once.
+	Events RoomEvents
+	// JoinCheck, when set, is asked outside Hub.mu before a room is joined
+	// or made (hooks.go).
+	JoinCheck JoinChecker
 
 	QueueSize    int           // outgoing frames buffered per session
 	PingInterval time.Duration // between pings to an idle client

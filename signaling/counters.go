@@ -72,7 +72,7 @@ var refusalCodes = [...]string{ //nolint:gochecknoglobals // a read-only table
 	protocol.CodeNotReady, protocol.CodeNameRequired, protocol.CodeResumeFailed,
 	protocol.CodeRateLimited, protocol.CodeServerFull, protocol.CodeInternal, protocol.CodePartyNotFound,
 	protocol.CodePartyFull, protocol.CodeAlreadyInParty, protocol.CodeNotInParty,
-	protocol.CodeRoomElsewhere, protocol.CodeRoomLost, protocol.CodeUnavailable,
+	protocol.CodeRoomElsewhere, protocol.CodeRoomLost, protocol.CodeUnavailable, protocol.CodeJoinRefused,
 	protocol.CodeAuthRequired, protocol.CodeAuthInvalid, protocol.CodeAuthUnavailable, protocol.CodeMembersOnly, OtherLabel,
 }
 

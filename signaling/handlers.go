@@ -32,6 +32,10 @@ func beforeCreateRoom(s *Session, m *protocol.CreateRoom) (prep, error) {
 	if err != nil {
 		return prep{}, err
 	}
+	if err := h.checkJoin(s, JoinRequest{Action: "create", Room: code, RoomName: strings.TrimSpace(m.Name)}); err != nil {
+		h.releaseCode(code)
+		return prep{}, err
+	}
 	_, host := s.addr()
 	return prep{ice: h.cfg.ICE(s.id, host), code: code}, nil
 }
@@ -105,6 +109,10 @@ func beforeJoinRoom(s *Session, m *protocol.JoinRoom) (prep, error) {
 		return prep{}, err
 	}
 	if p.found.Here {
+		// Only for a room here: another node's asks its own check.
+		if err := s.hub.checkJoin(s, JoinRequest{Action: "join", Room: m.Code}); err != nil {
+			return prep{}, err
+		}
 		p.ice = s.hub.cfg.ICE(s.id, host) // signed only for a room here
 	}
 	return p, nil
@@ -225,6 +233,7 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 	}
 	h.roomChangedLocked(r)
 	r.remove(s)
+	h.emitMemberLocked(PlayerLeft, r, s, player, reason)
 	if r.host != s {
 		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
 		s.log().Info("room left", "room", r.code, "player", player, "reason", reason)
@@ -232,6 +241,7 @@ func (h *Hub) leaveLocked(s *Session, reason string) {
 	}
 	if next := r.successor(); r.migrate && next != nil {
 		r.host = next
+		h.emitLocked(RoomEvent{Type: HostChanged, Room: r.code, Session: next.id, Player: player, Host: next.playerID})
 		h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: player, Reason: reason})
 		h.broadcastLocked(r, nil, protocol.TypeHostChanged, &protocol.HostChanged{Host: next.playerID, Previous: player})
 		h.counters.hostMigrations.Add(1)
@@ -252,6 +262,7 @@ func (h *Hub) closeRoomLocked(r *room, reason string) {
 	h.endStreamLocked(r, reason)
 	delete(h.rooms, r.code)
 	h.roomChangedLocked(r) // off the list
+	h.emitLocked(RoomEvent{Type: RoomClosed, Room: r.code, Reason: reason})
 	h.counters.roomsClosed.Add(1)
 }
 

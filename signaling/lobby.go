@@ -23,6 +23,11 @@ func (h *Hub) enterRoomLocked(s *Session, r *room) {
 	r.members = append(r.members, s)
 	h.unsubscribeRoomListLocked(s)
 	s.nudgePing()
+	if r.host == s && len(r.members) == 1 {
+		h.emitMemberLocked(RoomCreated, r, s, s.playerID, "")
+	} else {
+		h.emitMemberLocked(PlayerJoined, r, s, s.playerID, "")
+	}
 }
 
 // recordPing stores a measured round trip, rounded up to whole milliseconds

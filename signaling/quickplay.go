@@ -40,6 +40,9 @@ func beforeQuickPlay(s *Session, _ *protocol.QuickPlay) (prep, error) {
 		h.counters.limited(limitJoinsPerIP)
 		return prep{}, fail(protocol.CodeRateLimited, "too many joins from your network; wait a minute")
 	}
+	if err := h.checkJoin(s, JoinRequest{Action: "quickplay"}); err != nil {
+		return prep{}, err
+	}
 	p := prep{remote: remote, now: now, ices: make(map[*Session]protocol.ICE, len(group))}
 	for _, w := range group {
 		p.ices[w.s] = h.cfg.ICE(w.s.id, w.host)

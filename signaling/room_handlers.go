@@ -72,6 +72,7 @@ func kick(q req[protocol.Kick]) (reply, error) {
 	}
 	r.ban(target)
 	r.remove(target)
+	h.emitMemberLocked(PlayerLeft, r, target, m.ID, protocol.ReasonKicked)
 	target.playerID, target.ready = "", false
 	h.setRoomLocked(target, nil)
 	target.send(0, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonKicked})
@@ -90,6 +91,7 @@ func startGame(q req[protocol.StartGame]) (reply, error) {
 		return reply{}, fail(protocol.CodeNotReady, who+" is not ready")
 	}
 	r.started = true
+	q.h.emitMemberLocked(RoomStarted, r, q.s, q.s.playerID, "")
 	q.s.log().Info("game started", "room", r.code, "players", len(r.members))
 	q.h.broadcastLocked(r, nil, protocol.TypeGameStarted, &protocol.GameStarted{Mode: r.mode})
 	q.h.roomChangedLocked(r)

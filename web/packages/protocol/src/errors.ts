@@ -34,7 +34,10 @@ export const ErrorCode = {
   RoomElsewhere: 'room_elsewhere',
   /** The room's node stopped and the room with it: rooms do not move between nodes. */
   RoomLost: 'room_lost',
-  /** The cluster's directory is unreachable just now; nothing changed, try again. */
+  /**
+   * The cluster's directory, or the game's backend that checks joins, is
+   * unreachable just now; nothing changed, try again.
+   */
   Unavailable: 'unavailable',
   /** This server wants an identity token in hello and none was sent. */
   AuthRequired: 'auth_required',
@@ -44,6 +47,8 @@ export const ErrorCode = {
   AuthUnavailable: 'auth_unavailable',
   /** The room admits verified players only. */
   MembersOnly: 'members_only',
+  /** The game's backend (the operator's join hook) refused; ErrorBody.message says why, for the player. */
+  JoinRefused: 'join_refused',
 } as const;
 export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 
