@@ -30,6 +30,7 @@ const (
 	limitFramesBeforeHello                   // FramesBeforeHello
 	limitSpectatorFrames                     // SpectatorFramesPerSecond and SpectatorBufferBytes
 	limitFramesPerMessage                    // MaxFramesPerMessage
+	limitFloodHold                           // an upgrade refused while its network is held after a flood (floodpenalty.go)
 	rateLimits                               // how many there are
 )
 
@@ -45,6 +46,7 @@ var rateLimitNames = [rateLimits]string{ //nolint:gochecknoglobals // a read-onl
 	limitFramesBeforeHello:  "frames_before_hello",
 	limitSpectatorFrames:    "spectator_frames_per_room",
 	limitFramesPerMessage:   "frames_per_message",
+	limitFloodHold:          "flood_hold",
 }
 
 // RateLimits are the labels Metrics.RateLimited counts by.

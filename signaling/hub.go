@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"sync"
 	"time"
 
@@ -47,6 +48,8 @@ type Hub struct {
 	counters counters
 	// spectators bounds the bytes of every room's spectator stream.
 	spectators spectatorBudget
+	// floods holds back networks just closed for a flood (floodpenalty.go).
+	floods floodHolds
 
 	wg sync.WaitGroup // one per running session
 
@@ -79,6 +82,7 @@ func NewHub(cfg Config) (*Hub, error) {
 		routes:       newRoutes(),
 		framePool:    newFramePool(),
 		spectators:   spectatorBudget{limit: cfg.SpectatorBudgetBytes},
+		floods:       newFloodHolds(),
 	}, nil
 }
 
@@ -107,6 +111,13 @@ func (h *Hub) refuseOrigin(w http.ResponseWriter, r *http.Request, remote netip.
 //
 // The caller must not wrap w: Accept hijacks the connection.
 func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote netip.Addr) {
+	if wait := h.floods.held(remote, h.cfg.Now()); wait > 0 {
+		h.counters.limited(limitFloodHold)
+		secs := int((wait + time.Second - 1) / time.Second)
+		w.Header().Set("Retry-After", strconv.Itoa(secs))
+		http.Error(w, fmt.Sprintf("a connection from your network was just closed for flooding; wait %d s", secs), http.StatusTooManyRequests)
+		return
+	}
 	key := limiterKey(remote)
 	h.mu.Lock()
 	if h.cfg.MaxConnsPerIP > 0 && h.connsPerIP[key] >= h.cfg.MaxConnsPerIP {

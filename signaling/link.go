@@ -112,6 +112,7 @@ func (l *link) run() {
 		// down below, and the Error would go unsent.
 		l.flush(100 * time.Millisecond)
 		l.kill(websocket.StatusPolicyViolation, why)
+		l.hub.floodClosed(l.remote)
 	}
 	l.hub.linkEnded(l, cleanClose(err))
 	l.kill(websocket.StatusNormalClosure, "")
@@ -221,6 +222,7 @@ func (l *link) handle(typ websocket.MessageType, frame []byte) {
 			l.reply(requestID(typ, frame), protocol.Error{Code: protocol.CodeRateLimited,
 				Message: fmt.Sprintf("more than %d frames before hello", FramesBeforeHello)})
 			l.kill(websocket.StatusPolicyViolation, "too many frames before hello")
+			l.hub.floodClosed(l.remote)
 		}
 		if l.preHello > FramesBeforeHello {
 			return // closing: frames still in flight go unanswered
@@ -294,6 +296,7 @@ func (l *link) refuseID(id uint32, e protocol.Error) {
 	if l.refused >= l.hub.cfg.MaxRefusedInARow {
 		l.hub.log.Info("closing: too many refused messages", "remote", l.remote, "last_code", e.Code)
 		l.kill(websocket.StatusPolicyViolation, "too many refused messages: "+e.Code)
+		l.hub.floodClosed(l.remote)
 		return
 	}
 	l.reply(id, e)

@@ -131,8 +131,15 @@ func (s *soak) attack(ctx context.Context, kind attackKind, i int) {
 	kc := &s.fc.kinds[kind]
 	addr := s.url[len("ws://"):]
 	addr = addr[:len(addr)-len("/ws")]
+	// Flooders come from an address of their own, as real ones would: the
+	// server holds a network back after a flood close, and the players'
+	// and burst readers' network (127.0.0.1) is not the flooders'.
+	var from net.Addr
+	if kind != attackBurst {
+		from = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 2)}
+	}
 	for ctx.Err() == nil {
-		c, err := dialRaw(ctx, addr, fmt.Sprintf("flood%d", i))
+		c, err := dialRaw(ctx, addr, fmt.Sprintf("flood%d", i), from)
 		if err != nil {
 			if ctx.Err() == nil {
 				kc.dialFailed.Add(1)

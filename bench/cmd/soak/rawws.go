@@ -39,10 +39,11 @@ const (
 	finBit         = 0x80
 )
 
-// dialRaw connects to the lobby at addr (host:port), upgrades by hand and
-// says hello as name; it returns once the Welcome has come.
-func dialRaw(ctx context.Context, addr, name string) (*rawConn, error) {
-	var d net.Dialer
+// dialRaw connects to the lobby at addr (host:port) from the local address
+// from (nil: any), upgrades by hand and says hello as name; it returns once
+// the Welcome has come.
+func dialRaw(ctx context.Context, addr, name string, from net.Addr) (*rawConn, error) {
+	d := net.Dialer{LocalAddr: from}
 	conn, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, err
