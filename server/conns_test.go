@@ -150,20 +150,7 @@ func TestConnLimiterRefusesWhenAllBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newConnLimiter(ln, connCaps{max: 2, perAddr: 2}, slog.New(slog.DiscardHandler))
-	entered, release := make(chan struct{}, 2), make(chan struct{})
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/block" {
-				entered <- struct{}{}
-				<-release
-			}
-		}),
-		ConnState:         l.connState,
-		ReadHeaderTimeout: time.Minute,
-	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	addr := ln.Addr().String()
+	addr, entered, release := serveBlocking(t, ln, l)
 
 	busy := make(chan int, 2)
 	for range 2 {
@@ -363,20 +350,7 @@ func TestConnShareRefusesWhenAllBusy(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := newConnLimiter(ln, connCaps{max: 10, perAddr: 2}, slog.New(slog.DiscardHandler))
-	entered, release := make(chan struct{}, 2), make(chan struct{})
-	srv := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if r.URL.Path == "/block" {
-				entered <- struct{}{}
-				<-release
-			}
-		}),
-		ConnState:         l.connState,
-		ReadHeaderTimeout: time.Minute,
-	}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	addr := ln.Addr().String()
+	addr, entered, release := serveBlocking(t, ln, l)
 
 	busy := make(chan int, 2)
 	for range 2 {
@@ -476,4 +450,25 @@ func TestAddrShare(t *testing.T) {
 			t.Errorf("addrShare(%d, %d) = %d, want %d", c.capacity, c.floor, got, c.want)
 		}
 	}
+}
+
+// serveBlocking serves HTTP on l (over ln) until the test ends: a request
+// for /block signals entered and waits for release to close; any other is
+// answered at once.
+func serveBlocking(t *testing.T, ln net.Listener, l *connLimiter) (addr string, entered <-chan struct{}, release chan struct{}) {
+	t.Helper()
+	in, release := make(chan struct{}, 2), make(chan struct{})
+	srv := &http.Server{
+		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			if r.URL.Path == "/block" {
+				in <- struct{}{}
+				<-release
+			}
+		}),
+		ConnState:         l.connState,
+		ReadHeaderTimeout: time.Minute,
+	}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ln.Addr().String(), in, release
 }
