@@ -6,10 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"runtime"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"time"
 
 	"github.com/hostrelay/hostrelay/protocol"
@@ -85,44 +83,50 @@ func (f *floodCounters) note(format string, args ...any) {
 }
 
 // floods runs the attackers in every flood window of the run and returns
-// when the last window has ended.
+// when the last window has ended, with the mean cores the flooders'
+// process used.
 //
-// A real attacker spends its own machine's CPU; here it would starve the
-// players' pion stacks on the same cores and the comparison would measure
-// that. So each flooder runs on a thread of its own at -flood-nice; the
-// server gets no such help. The burst readers, light and meant to be
-// clients that read what they are sent, are plain goroutines at the
+// The pong and endless-message flooders run in a process of their own at
+// -flood-nice (floodproc.go): a real attacker spends its own machine's CPU,
+// and on the players' cores and runtime they would measure how the
+// flooders starve the players' pion stacks, not how the server isolates
+// them. The server gets no such help. The burst readers, light and meant
+// to be clients that read what they are sent, are goroutines here at the
 // players' priority: at nice 19 on a loaded machine they answered no ping
-// within the server's 10 s and were dropped for it. A niced thread cannot
-// be handed back (its nice value stays), so it ends with its goroutine;
-// and the server was started with Pdeathsig, which the kernel sends when
-// the thread that started it ends, which may be any of them. So the
-// attackers' goroutines end only once release is closed, after the server
-// has stopped.
-func (s *soak) floods(ctx context.Context, release <-chan struct{}) {
-	windows := s.cfg.floodWindows()
+// within the server's 10 s and were dropped for it.
+func (s *soak) floods(ctx context.Context) (float64, error) {
+	var proc *floodProcess
+	if s.cfg.floods > 0 {
+		var err error
+		if proc, err = s.startFloodProcess(ctx); err != nil {
+			return 0, err
+		}
+	}
 	var wg sync.WaitGroup
 	for i := range s.cfg.floods {
-		wg.Add(1)
-		go func() {
-			if kind := attackKind(i % 3); kind != attackBurst && s.cfg.floodNice != 0 {
-				runtime.LockOSThread()
-				_ = syscall.Setpriority(syscall.PRIO_PROCESS, syscall.Gettid(), s.cfg.floodNice)
-			}
-			for _, w := range windows {
-				select {
-				case <-ctx.Done():
-				case <-time.After(time.Until(s.start.Add(w[0]))):
-				}
-				wctx, cancel := context.WithDeadline(ctx, s.start.Add(w[1]))
-				s.attack(wctx, attackKind(i%3), i)
-				cancel()
-			}
-			wg.Done()
-			<-release
-		}()
+		if attackKind(i%3) == attackBurst {
+			wg.Go(func() { s.attackInWindows(ctx, attackBurst, i) })
+		}
 	}
 	wg.Wait()
+	if proc == nil {
+		return 0, nil
+	}
+	return proc.wait(s)
+}
+
+// attackInWindows runs attacker i in each flood window.
+func (s *soak) attackInWindows(ctx context.Context, kind attackKind, i int) {
+	for _, w := range s.cfg.floodWindows() {
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(time.Until(s.start.Add(w[0]))):
+		}
+		wctx, cancel := context.WithDeadline(ctx, s.start.Add(w[1]))
+		s.attack(wctx, kind, i)
+		cancel()
+	}
 }
 
 // attack runs one attacker until ctx ends, reconnecting -flood-redial after

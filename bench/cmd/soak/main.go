@@ -63,7 +63,7 @@ type config struct {
 	floodPhases int           // slices after warm-up, quiet and flood in turn; 1: floods the whole run
 	floodRedial time.Duration // an attacker's pause before reconnecting
 	floodTol    float64       // how far the flood phase's p99 may exceed the quiet phase's
-	floodNice   int           // the attackers' threads' nice value
+	floodNice   int           // the flooders' process's nice value
 }
 
 func parseConfig(args []string, getenv func(string) string, usage io.Writer) (config, error) {
@@ -97,7 +97,7 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 	fs.IntVar(&c.floodPhases, "flood-phases", 2, "with -floods: the time after warm-up is cut into this many slices, quiet and flood in turn "+
 		"(quiet first), and the players' p99s are compared; 1: floods for the whole run, nothing compared")
 	fs.DurationVar(&c.floodRedial, "flood-redial", 100*time.Millisecond, "an attacker's pause before it reconnects after the server closed it")
-	fs.IntVar(&c.floodNice, "flood-nice", 19, "nice value of the attackers' threads: a real attacker's CPU is its own machine's, "+
+	fs.IntVar(&c.floodNice, "flood-nice", 19, "nice value of the flooders' process: a real attacker's CPU is its own machine's, "+
 		"here it would starve the players on the same cores; 0: the players' priority")
 	fs.Float64Var(&c.floodTol, "flood-tolerance", 0.10, "how far the flood slices' lobby round-trip and game latency p99 may exceed the quiet slices'")
 	var envErr error
@@ -189,6 +189,8 @@ type soak struct {
 	start    time.Time
 	phases   [2]phaseStats // quiet and flood, when compared
 	fc       floodCounters
+	// floodCores is the flooders' process's mean CPU over its life.
+	floodCores float64
 }
 
 // phaseStats are the players' figures in one phase of a flood comparison.
@@ -225,6 +227,13 @@ func (s *soak) rewriteICE(ice protocol.ICE) protocol.ICE {
 }
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == floodChildArg {
+		if err := runFloodChild(os.Args[2:], os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "soak "+floodChildArg+":", err)
+			os.Exit(2)
+		}
+		return
+	}
 	cfg, err := parseConfig(os.Args[1:], os.Getenv, os.Stderr)
 	if errors.Is(err, flag.ErrHelp) {
 		return
@@ -328,17 +337,17 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 		wg.Add(1)
 		go func() { defer wg.Done(); d.run(loadCtx) }()
 	}
-	floodsDone, release := make(chan struct{}), make(chan struct{})
-	defer close(release) // after the server has stopped: see floods
-	go func() { defer close(floodsDone); s.floods(loadCtx, release) }()
+	floodsDone := make(chan struct{})
+	var floodErr error
+	go func() { defer close(floodsDone); s.floodCores, floodErr = s.floods(loadCtx) }()
 	<-loadCtx.Done()
 	<-floodsDone
 	interrupted := ctx.Err() != nil
 	<-sampling // out is the sampler's until it ends
 	fmt.Fprintf(out, "soak: load over after %v; closing every player\n", time.Since(start).Round(time.Second))
 	wg.Wait()
-	if sampleErr != nil {
-		return false, sampleErr
+	if err := errors.Join(sampleErr, floodErr); err != nil {
+		return false, err
 	}
 
 	// Drain: every player has closed; the server must let go of everything.

@@ -160,8 +160,8 @@ func (r report) writeFloods(w io.Writer) bool {
 	for _, win := range r.cfg.floodWindows() {
 		span += win[1] - win[0]
 	}
-	fmt.Fprintf(w, "\n== floods: %d attackers (issue 24 items 1 and 7) for %v, threads at nice %d, %v before each reconnect\n",
-		r.cfg.floods, span, r.cfg.floodNice, r.cfg.floodRedial)
+	fmt.Fprintf(w, "\n== floods: %d attackers (issue 24 items 1 and 7) for %v, %v before each reconnect; the flooders in a process of their own at nice %d, %.2f cores mean over its life\n",
+		r.cfg.floods, span, r.cfg.floodRedial, r.cfg.floodNice, r.s.floodCores)
 	for k := attackPongs; k <= attackBurst; k++ {
 		kc := &f.kinds[k]
 		fmt.Fprintf(w, "%ss: %d connections past hello (%.1f a second), %d refused before it", k, kc.conns.Load(),
