@@ -166,13 +166,12 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 	}
 	h.wg.Add(1)
 	h.mu.Unlock()
-	// A fresh goroutine: its stack holds only what the link needs, not what
-	// the HTTP server used to get here.
-	go func() {
-		defer h.wg.Done()
-		defer release()
-		l.run()
-	}()
+	// Fresh goroutines (see link.run): their stacks hold only what the link
+	// needs, not what the HTTP server used to get here.
+	l.run(func() {
+		release()
+		h.wg.Done()
+	})
 }
 
 // pingTick is how often the ping sweep runs: each link is pinged between

@@ -19,12 +19,11 @@ import (
 // link is one WebSocket connection. A Session outlives its links: when a
 // link drops, the session's seat is held and a new link can resume it.
 //
-// A link reads with one goroutine, parked in coder/websocket's Read while
-// the client is quiet; each message is handled on a goroutine that lives for
-// that message, so that the reader's stack stays at the 4 KiB a read needs
-// (a handler that encodes a Welcome grows its stack to 8 KiB, and the GC
-// never shrinks a parked reader's back). A writer goroutine exists only
-// while frames are queued, and a ping's goroutine lives for one ping.
+// A link reads with one goroutine at a time, parked in coder/websocket's
+// Read while the client is quiet; each message is read and handled by a
+// goroutine that lives for that message (see readNext). A writer goroutine
+// exists only while frames are queued, and a ping's goroutine lives for one
+// ping.
 type link struct {
 	hub    *Hub
 	conn   *websocket.Conn
@@ -82,8 +81,11 @@ type link struct {
 	// dead is set once by kill or abort, whichever comes first: stop
 	// queueing. (A channel and a sync.Once cost an idle link 110 bytes.)
 	dead     atomic.Bool
-	refused  int // frames refused in a row; read goroutine only
-	preHello int // frames read before hello succeeded; read goroutine only
+	refused  int // frames refused in a row; reader only
+	preHello int // frames read before hello succeeded; reader only
+	// helloTimer cuts a link that has not said hello in time; reader only,
+	// nil once hello succeeded.
+	helloTimer *time.Timer
 
 	// session is set by hello and changed only under Hub.mu.
 	session *Session
@@ -100,10 +102,48 @@ func newLink(h *Hub, conn *websocket.Conn, bufs *smallBuffers, remote netip.Addr
 	return l
 }
 
-// run serves the link until the connection ends, then tells the hub. Reads
-// need no context to end them: kill and abort close the connection.
-func (l *link) run() {
-	err := l.readLoop(context.Background())
+// run serves the link until the connection ends, then tells the hub and
+// calls done. It returns at once: see readNext. Reads need no context to end
+// them: kill and abort close the connection.
+func (l *link) run(done func()) {
+	// Hello must succeed soon after the upgrade, however many frames come
+	// first: an upgraded connection that never says hello holds a file
+	// descriptor and a goroutine for nothing, and a deadline per frame
+	// would let it stay by sending anything now and then. A timer that
+	// cuts the connection, not a context on the reads: coder/websocket
+	// keeps the last read's context, and an idle link would hold it.
+	l.helloTimer = time.AfterFunc(l.hub.cfg.HandshakeTimeout, l.abort)
+	go l.readNext(done)
+}
+
+// readNext reads one message and handles it, then reads the next on a fresh
+// goroutine; the goroutine whose read fails ends the link. So the goroutine
+// parked in Read while the client is quiet has only the stack that waiting
+// needs: the decryption of a TLS record and a handler that encodes a
+// Welcome grow a stack to 8 KiB, and the GC never shrinks a parked
+// goroutine's stack below four times what it uses, so a reader that lived
+// on would keep it (over hostrelay's own TLS the idle session's stack was
+// 8 KiB against 4 KiB over plain HTTP). One goroutine a message, as many
+// as handling each message on a goroutine of its own cost before.
+func (l *link) readNext(done func()) {
+	err := l.readOne(context.Background())
+	if err == nil && l.current() != nil && l.helloTimer != nil {
+		l.helloTimer.Stop()
+		l.helloTimer = nil
+	}
+	if err == nil {
+		go l.readNext(done)
+		return
+	}
+	if l.helloTimer != nil {
+		l.helloTimer.Stop()
+	}
+	l.end(err)
+	done()
+}
+
+// end winds the link down once its connection has ended.
+func (l *link) end(err error) {
 	if errors.Is(err, errWireFlood) {
 		why := l.meter.why
 		l.hub.log.Info("closing: too many frames", "remote", l.remote, "rule", why)
@@ -158,56 +198,23 @@ func closeReason(err error) string {
 // comes (20,000 frames at 23.8k/s were).
 const FramesBeforeHello = 8
 
-func (l *link) readLoop(ctx context.Context) error {
-	// Hello must succeed soon after the upgrade, however many frames come
-	// first: an upgraded connection that never says hello holds a file
-	// descriptor and a goroutine for nothing, and a deadline per frame
-	// would let it stay by sending anything now and then. A timer that
-	// cuts the connection, not a context on the reads: coder/websocket
-	// keeps the last read's context, and an idle link would hold it.
-	deadline := time.AfterFunc(l.hub.cfg.HandshakeTimeout, l.abort)
-	for l.current() == nil {
-		if err := l.readOne(ctx); err != nil {
-			deadline.Stop()
-			return err
-		}
-	}
-	deadline.Stop()
-	for {
-		if err := l.readOne(ctx); err != nil {
-			return err
-		}
-	}
-}
-
 // current is the link's session, nil before hello. Only the handler of a
-// frame changes l.session (in hello, under Hub.mu), and handlers run one at a
-// time, each started by the reader and waited for: they and the reader may
-// read it without the lock.
+// frame changes l.session (in hello, under Hub.mu), and frames are read and
+// handled one at a time, each reader started by the one before when it is
+// done (readNext): readers may read it without the lock.
 func (l *link) current() *Session { return l.session }
 
-// readOne reads one message and handles it on a goroutine of its own (see
-// link). Only connection failures end the link; bad frames are answered
-// with an Error and counted. An empty message is the client's, and is
-// refused as not msgpack.
+// readOne reads one message and handles it. Only connection failures end
+// the link; bad frames are answered with an Error and counted. An empty
+// message is the client's, and is refused as not msgpack.
 func (l *link) readOne(ctx context.Context) error {
 	l.awaitWriter()
 	typ, frame, err := l.conn.Read(ctx)
 	if err != nil {
 		return err
 	}
-	l.onOwnGoroutine(func() { l.handle(typ, frame) })
+	l.handle(typ, frame)
 	return nil
-}
-
-// onOwnGoroutine runs f on a new goroutine and waits for it.
-func (l *link) onOwnGoroutine(f func()) {
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		f()
-	}()
-	<-done
 }
 
 // handle serves one frame.
@@ -604,7 +611,7 @@ func (l *link) writeTimedOut() {
 // ping closes connections whose peer stopped answering, and times each
 // ping: the round trip is the player's ping shown in its room. It runs on
 // a goroutine of its own (started by the hub's sweep or a nudge) and sets
-// the next one. Conn.Ping only completes while readLoop is reading, which
+// the next one. Conn.Ping only completes while a reader is reading, which
 // it always is.
 func (l *link) ping() {
 	l.qmu.Lock()
