@@ -5,43 +5,14 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"net"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/slowclient"
 	"github.com/hostrelay/hostrelay/internal/testwait"
 )
-
-// trickle sends a request whose 200 KB body comes a byte at a time, from now
-// until the server closes the connection or the test ends; the returned
-// channel is closed once the server closed it.
-func trickle(t *testing.T, addr string) <-chan struct{} {
-	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(c, "POST /api/v1/ice HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"+
-		"Content-Length: 204800\r\n\r\n{"); err != nil {
-		t.Fatal(err)
-	}
-	closed := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(closed)
-		for {
-			if _, err := c.Write([]byte(" ")); err != nil {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	t.Cleanup(func() { _ = c.Close(); wg.Wait() })
-	return closed
-}
 
 // Issue 24, finding 6: a request trickling its body does not hold the
 // shutdown. When Run's context ends, lobby sessions are told at once (close
@@ -72,7 +43,7 @@ func TestShutdownWithTricklingRequest(t *testing.T) {
 	addr := s.Addrs().HTTP
 
 	conn := dialLobby(t, addr, "Ada")
-	trickled := trickle(t, addr)
+	trickled := slowclient.Trickle(t, addr)
 	testwait.For(t, "the trickling request to be in progress", func() bool {
 		open, webSockets := s.conns.counts()
 		return open == 2 && webSockets == 1 && s.conns.waitingLen() == 0

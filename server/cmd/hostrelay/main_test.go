@@ -5,13 +5,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"net"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -19,6 +17,7 @@ import (
 	"github.com/coder/websocket"
 
 	"github.com/hostrelay/hostrelay/internal/lobbytest"
+	"github.com/hostrelay/hostrelay/internal/slowclient"
 	"github.com/hostrelay/hostrelay/internal/stunprobe"
 )
 
@@ -171,7 +170,7 @@ func TestSIGTERMDrains(t *testing.T) {
 	turnUDP, _ := listening["turn_udp"].(string)
 	turnTCP, _ := listening["turn_tcp"].(string)
 	conn := lobby(t, addr)
-	trickled := trickle(t, addr)
+	trickled := slowclient.Trickle(t, addr)
 	// TURN answers before the signal, so its silence after exit means it
 	// was closed, not that the probe was wrong.
 	if err := stunBinding(turnUDP, 5*time.Second); err != nil {
@@ -248,36 +247,6 @@ func TestShutdownGraceHonoured(t *testing.T) {
 	// exitCode bounds the wait generously; the figure is for the log only.
 	code := c.exitCode()
 	t.Logf("exited with %d %v after SIGTERM (grace %v)", code, time.Since(start).Round(time.Millisecond), grace)
-}
-
-// trickle sends a request whose 200 KB body comes a byte at a time, until
-// the connection is closed or the test ends; the channel is closed with
-// the connection. (The server's own test, TestShutdownWithTricklingRequest,
-// waits until the request is in progress; here the TURN probes before the
-// signal give the server ample time to read its header.)
-func trickle(t *testing.T, addr string) <-chan struct{} {
-	t.Helper()
-	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.WriteString(c, "POST /api/v1/ice HTTP/1.1\r\nHost: test\r\nContent-Type: application/json\r\n"+
-		"Content-Length: 204800\r\n\r\n{"); err != nil {
-		t.Fatal(err)
-	}
-	closed := make(chan struct{})
-	var wg sync.WaitGroup
-	wg.Go(func() {
-		defer close(closed)
-		for {
-			if _, err := c.Write([]byte(" ")); err != nil {
-				return
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-	})
-	t.Cleanup(func() { _ = c.Close(); wg.Wait() })
-	return closed
 }
 
 // stunBinding asks the TURN server at addr for a Binding, waiting up to wait.
