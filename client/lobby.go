@@ -38,15 +38,15 @@ type Lobby struct {
 	partyOf  *Party     // the party this session is in, if any
 	// spectator is the room being watched, if any.
 	spectator *Spectator
-	closing  bool       // Close was called: do not resume
-	err      error      // why the lobby closed
-	refusal  *Error     // why the server refused a resume, if it did
+	closing   bool   // Close was called: do not resume
+	err       error  // why the lobby closed
+	refusal   *Error // why the server refused a resume, if it did
 
 	// stop ends resume attempts when Close is called.
 	stop     context.Context
 	stopFunc context.CancelFunc
 
-	done chan struct{} // closed when the read loop ends
+	done chan struct{}  // closed when the read loop ends
 	bg   sync.WaitGroup // work started by the read loop (a watch renewed after a move)
 }
 
