@@ -44,7 +44,7 @@ func (r *reader) remaining() int { return len(r.buf) - r.pos }
 
 func (r *reader) u8() (int, error) {
 	if r.pos+1 > len(r.buf) {
-		return 0, errTruncated
+		return 0, truncated()
 	}
 	r.pos++
 	return int(r.buf[r.pos-1]), nil
@@ -52,7 +52,7 @@ func (r *reader) u8() (int, error) {
 
 func (r *reader) u16() (int, error) {
 	if r.pos+2 > len(r.buf) {
-		return 0, errTruncated
+		return 0, truncated()
 	}
 	v := int(r.buf[r.pos]) | int(r.buf[r.pos+1])<<8
 	r.pos += 2
@@ -61,7 +61,7 @@ func (r *reader) u16() (int, error) {
 
 func (r *reader) u32() (uint32, error) {
 	if r.pos+4 > len(r.buf) {
-		return 0, errTruncated
+		return 0, truncated()
 	}
 	b := r.buf[r.pos:]
 	r.pos += 4
@@ -101,7 +101,7 @@ func (r *reader) svarint() (int64, error) {
 
 func (r *reader) bytes(n int) ([]byte, error) {
 	if n < 0 || r.pos+n > len(r.buf) {
-		return nil, errTruncated
+		return nil, truncated()
 	}
 	out := r.buf[r.pos : r.pos+n]
 	r.pos += n

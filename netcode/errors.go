@@ -14,4 +14,4 @@ func (e *wireError) Error() string { return e.msg }
 func (e *wireError) Unwrap() error { return ErrMalformed }
 func malformed(msg string) error   { return &wireError{msg: msg} }
 
-var errTruncated = malformed("netcode: packet truncated")
+func truncated() error { return malformed("netcode: packet truncated") }
