@@ -1,28 +1,41 @@
 package netcode
 
-import "math"
+import (
+	"encoding/binary"
+	"math"
+)
 
 // maxSafe is JavaScript's Number.MAX_SAFE_INTEGER: the largest varint the
 // TypeScript side writes or reads.
 const maxSafe = 1<<53 - 1
 
-// writer appends little-endian integers and LEB128 varints.
+// writer appends little-endian integers and LEB128 varints. Like the
+// TypeScript writer, u8 and u16 keep the low bits of what they are given:
+// the truncations below are the wire format.
 type writer struct{ buf []byte }
 
-func (w *writer) u8(v int) *writer  { w.buf = append(w.buf, byte(v)); return w }
-func (w *writer) u16(v int) *writer { w.buf = append(w.buf, byte(v), byte(v>>8)); return w }
+func (w *writer) u8(v int) *writer {
+	w.buf = append(w.buf, byte(v)) //nolint:gosec // the low byte, as TypeScript's v & 0xff
+	return w
+}
+
+func (w *writer) u16(v int) *writer {
+	w.buf = binary.LittleEndian.AppendUint16(w.buf, uint16(v)) //nolint:gosec // the low 16 bits, as TypeScript's
+	return w
+}
+
 func (w *writer) u32(v uint32) *writer {
-	w.buf = append(w.buf, byte(v), byte(v>>8), byte(v>>16), byte(v>>24))
+	w.buf = binary.LittleEndian.AppendUint32(w.buf, v)
 	return w
 }
 
 // varint writes v, which must be in 0..2^53-1 (callers keep it there).
 func (w *writer) varint(v int64) *writer {
 	for v >= 0x80 {
-		w.buf = append(w.buf, byte(v&0x7f|0x80))
+		w.buf = append(w.buf, byte(v&0x7f|0x80)) //nolint:gosec // seven bits and the continuation bit
 		v >>= 7
 	}
-	w.buf = append(w.buf, byte(v))
+	w.buf = append(w.buf, byte(v)) //nolint:gosec // under 0x80 here
 	return w
 }
 

@@ -195,7 +195,7 @@ func (s *Schema) movedOn(b Entity, dt float64) Entity {
 func (s *Schema) Hash(w World) uint32 {
 	h := uint32(0x811c9dc5)
 	mix := func(v int64) {
-		u := uint32(v) // the 32-bit two's complement, as JavaScript's >>>
+		u := uint32(v) //nolint:gosec // the 32-bit two's complement, as JavaScript's >>>
 		for k := range 4 {
 			h ^= (u >> (8 * k)) & 0xff
 			h *= 0x01000193
