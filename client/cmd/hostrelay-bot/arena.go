@@ -111,26 +111,18 @@ func playArena(ctx context.Context, c config, room *client.Room, out *json.Encod
 			summary()
 			return fmt.Errorf("room ended: %w", room.Err())
 		case e := <-room.Events():
+			printEvent(out, room, e, start)
 			switch e := e.(type) {
 			case client.PeerOpen:
-				local, remote, _ := room.SelectedPair(e.ID)
-				_ = out.Encode(map[string]any{"event": "peer_open", "peer": e.ID, "local": local, "remote": remote,
-					"ms": time.Since(start).Milliseconds()})
 				open = e.ID == host()
 				sayHello()
 			case client.PeerClosed:
-				_ = out.Encode(map[string]any{"event": "peer_closed", "peer": e.ID, "error": errString(e.Err)})
 				if e.ID == host() {
 					open = false
 				}
 			case client.GameStarted:
-				_ = out.Encode(map[string]any{"event": "game_started", "mode": e.Mode})
 				started = true
 				sayHello()
-			case client.PlayerJoined:
-				_ = out.Encode(map[string]any{"event": "player_joined", "peer": e.Player.ID, "name": e.Player.Name})
-			case client.PlayerLeft:
-				_ = out.Encode(map[string]any{"event": "player_left", "peer": e.ID, "reason": e.Reason})
 			}
 		case m := <-room.Messages():
 			if m.From != host() {

@@ -194,11 +194,9 @@ func run(ctx context.Context, c config, out *json.Encoder) error {
 			summary(out, st, start)
 			return fmt.Errorf("room ended: %w", room.Err())
 		case e := <-room.Events():
+			printEvent(out, room, e, start)
 			switch e := e.(type) {
 			case client.PeerOpen:
-				local, remote, _ := room.SelectedPair(e.ID)
-				_ = out.Encode(map[string]any{"event": "peer_open", "peer": e.ID, "local": local, "remote": remote,
-					"ms": time.Since(start).Milliseconds()})
 				hostOpen = !room.IsHost()
 				for i := range c.send {
 					// Test packets ride the game channel like real inputs; the
@@ -209,14 +207,9 @@ func run(ctx context.Context, c config, out *json.Encoder) error {
 					time.Sleep(2 * time.Millisecond)
 				}
 			case client.PeerClosed:
-				_ = out.Encode(map[string]any{"event": "peer_closed", "peer": e.ID, "error": errString(e.Err)})
 				if !room.IsHost() {
 					hostOpen = false
 				}
-			case client.PlayerJoined:
-				_ = out.Encode(map[string]any{"event": "player_joined", "peer": e.Player.ID, "name": e.Player.Name})
-			case client.PlayerLeft:
-				_ = out.Encode(map[string]any{"event": "player_left", "peer": e.ID, "reason": e.Reason})
 			}
 		case m := <-room.Messages():
 			switch {
@@ -298,6 +291,24 @@ func printParty(out *json.Encoder, p *client.Party) {
 		names = append(names, m.Name)
 	}
 	_ = out.Encode(map[string]any{"event": "party", "code": info.Code, "members": names, "leader": p.IsLeader()})
+}
+
+// printEvent prints a room event as its JSON line.
+func printEvent(out *json.Encoder, room *client.Room, e client.Event, start time.Time) {
+	switch e := e.(type) {
+	case client.PeerOpen:
+		local, remote, _ := room.SelectedPair(e.ID)
+		_ = out.Encode(map[string]any{"event": "peer_open", "peer": e.ID, "local": local, "remote": remote,
+			"ms": time.Since(start).Milliseconds()})
+	case client.PeerClosed:
+		_ = out.Encode(map[string]any{"event": "peer_closed", "peer": e.ID, "error": errString(e.Err)})
+	case client.PlayerJoined:
+		_ = out.Encode(map[string]any{"event": "player_joined", "peer": e.Player.ID, "name": e.Player.Name})
+	case client.PlayerLeft:
+		_ = out.Encode(map[string]any{"event": "player_left", "peer": e.ID, "reason": e.Reason})
+	case client.GameStarted:
+		_ = out.Encode(map[string]any{"event": "game_started", "mode": e.Mode})
+	}
 }
 
 func msSince(start time.Time) float64 { return float64(time.Since(start).Microseconds()) / 1000 }
