@@ -63,7 +63,7 @@ func (o Options) withDefaults() Options {
 	if o.MessageBuffer == 0 {
 		o.MessageBuffer = 1024
 	}
-	if o.SpectatorBuffer == 0 {
+	if o.SpectatorBuffer <= 0 {
 		o.SpectatorBuffer = 64
 	}
 	if o.Logger == nil {
