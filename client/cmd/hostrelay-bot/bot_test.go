@@ -289,3 +289,57 @@ func TestQuickArena(t *testing.T) {
 		}
 	}
 }
+
+// TestPartyFlags: -quick MODE -create-party 2 makes a party and waits for a
+// friend; -party CODE joins it; the leader's quick play takes both into one
+// room, where they exchange -send test packets relay/relay.
+func TestPartyFlags(t *testing.T) {
+	url := startServer(t)
+	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+	defer cancel()
+	var leaderOut, friendOut output
+	leaderDone, friendDone := make(chan error, 1), make(chan error, 1)
+	go func() {
+		leaderDone <- run(ctx, config{url: url, name: "Lea", quick: "Duel", newParty: 2, maxPlayers: 4, send: 5, expect: 5, arenaKeys: "right"}, json.NewEncoder(&leaderOut))
+	}()
+	var code string
+	for code == "" {
+		if p := leaderOut.events(t, "party"); len(p) > 0 {
+			code, _ = p[0]["code"].(string)
+			continue
+		}
+		select {
+		case err := <-leaderDone:
+			t.Fatalf("leader ended: %v\n%s", err, leaderOut.buf.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	go func() {
+		friendDone <- run(ctx, config{url: url, name: "Finn", party: code, send: 5, expect: 5, arenaKeys: "right"}, json.NewEncoder(&friendOut))
+	}()
+	for _, r := range []struct {
+		name string
+		done chan error
+		out  *output
+	}{{"leader", leaderDone, &leaderOut}, {"friend", friendDone, &friendOut}} {
+		if err := <-r.done; err != nil {
+			t.Fatalf("%s: %v\n%s", r.name, err, r.out.buf.String())
+		}
+	}
+	lr, fr := leaderOut.events(t, "room"), friendOut.events(t, "room")
+	if len(lr) != 1 || len(fr) != 1 || lr[0]["code"] != fr[0]["code"] || lr[0]["host"] != true || lr[0]["mode"] != "Duel" {
+		t.Fatalf("leader in %v, friend in %v", lr, fr)
+	}
+	if p := friendOut.events(t, "peer_open"); len(p) != 1 || p[0]["local"] != "relay" || p[0]["remote"] != "relay" {
+		t.Fatalf("friend's peer %v", p)
+	}
+	if err := (config{quick: "arena", newParty: 5, arenaKeys: "right"}).check(); err == nil {
+		t.Fatal("-create-party past the party size was taken")
+	}
+	if err := (config{host: true, watch: "ABC2345", arenaKeys: "right"}).check(); err == nil {
+		t.Fatal("-host with -watch was taken")
+	}
+	if err := (config{quick: "arena", arenaKeys: "jump"}).check(); err == nil {
+		t.Fatal("an unknown arena key was taken")
+	}
+}
