@@ -15,6 +15,10 @@ type RoomWatch struct {
 	mu      sync.Mutex
 	rooms   map[string]protocol.RoomSummary
 	changed chan struct{}
+	// early holds updates that arrive while a watch request waits for its
+	// list (nil otherwise): they are newer than the list, so they apply
+	// after it.
+	early []protocol.RoomListUpdate
 }
 
 // WatchRooms subscribes to the public room list. Creating or joining a room
@@ -25,15 +29,53 @@ func (l *Lobby) WatchRooms(ctx context.Context) (*RoomWatch, error) {
 	l.mu.Lock()
 	l.watch = w
 	l.mu.Unlock()
-	var list protocol.RoomList
-	if err := l.call(ctx, protocol.TypeWatchRooms, &protocol.WatchRooms{}, &list); err != nil {
+	if err := w.load(ctx); err != nil {
 		l.mu.Lock()
 		l.watch = nil
 		l.mu.Unlock()
 		return nil, err
 	}
-	w.apply(protocol.RoomListUpdate{Set: list.Rooms})
 	return w, nil
+}
+
+// load asks for the list and replaces the watch's copy with it, then
+// applies the updates that came meanwhile.
+func (w *RoomWatch) load(ctx context.Context) error {
+	w.mu.Lock()
+	w.early = []protocol.RoomListUpdate{}
+	w.mu.Unlock()
+	var list protocol.RoomList
+	err := w.lobby.call(ctx, protocol.TypeWatchRooms, &protocol.WatchRooms{}, &list)
+	w.mu.Lock()
+	early := w.early
+	w.early = nil
+	if err == nil {
+		w.rooms = make(map[string]protocol.RoomSummary, len(list.Rooms))
+		for _, r := range list.Rooms {
+			w.rooms[r.Code] = r
+		}
+		for _, u := range early {
+			w.applyLocked(u)
+		}
+	}
+	w.mu.Unlock()
+	if err == nil {
+		w.notify()
+	}
+	return err
+}
+
+// rewatch renews a watch on the node the session moved to; every node
+// lists every room, so its list replaces the old node's.
+func (l *Lobby) rewatch(w *RoomWatch) {
+	defer l.bg.Done()
+	ctx, cancel := context.WithTimeout(l.stop, l.opts.RequestTimeout)
+	defer cancel()
+	if err := w.load(ctx); err != nil {
+		l.log.Warn("cannot watch the room list on the new node", "err", err)
+		return
+	}
+	l.log.Debug("watching the room list on the new node")
 }
 
 // Rooms returns the current list, sorted by code.
@@ -72,13 +114,26 @@ func (w *RoomWatch) Close(ctx context.Context) error {
 
 func (w *RoomWatch) apply(u protocol.RoomListUpdate) {
 	w.mu.Lock()
+	if w.early != nil {
+		w.early = append(w.early, u)
+		w.mu.Unlock()
+		return
+	}
+	w.applyLocked(u)
+	w.mu.Unlock()
+	w.notify()
+}
+
+func (w *RoomWatch) applyLocked(u protocol.RoomListUpdate) {
 	for _, code := range u.Del {
 		delete(w.rooms, code)
 	}
 	for _, r := range u.Set {
 		w.rooms[r.Code] = r
 	}
-	w.mu.Unlock()
+}
+
+func (w *RoomWatch) notify() {
 	select {
 	case w.changed <- struct{}{}:
 	default:

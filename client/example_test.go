@@ -110,3 +110,66 @@ func ExampleIsCode() {
 	fmt.Println(client.IsCode(err, protocol.CodeRoomNotFound))
 	// Output: true
 }
+
+// Quick play puts players of one game mode together: the first makes the
+// room and hosts it, the next takes a seat in it.
+func ExampleLobby_QuickPlay() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	var rooms []*client.Room
+	for _, name := range []string{"Ann", "Bo"} {
+		l, err := client.Dial(ctx, url, client.Options{Name: name})
+		if err != nil {
+			panic(err)
+		}
+		defer l.Close()
+		r, err := l.QuickPlay(ctx, protocol.QuickPlay{Mode: "Arena"})
+		if err != nil {
+			panic(err)
+		}
+		rooms = append(rooms, r)
+	}
+	fmt.Println(rooms[0].IsHost(), rooms[1].IsHost(), rooms[0].Code() == rooms[1].Code())
+	// Output: true false true
+}
+
+// A spectator watches a room without a seat: the host's frames arrive over
+// the lobby connection, the server's delay behind the players.
+func ExampleLobby_Spectate() {
+	url, stop := exampleServer()
+	defer stop()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+
+	hostLobby, err := client.Dial(ctx, url, client.Options{Name: "Host"})
+	if err != nil {
+		panic(err)
+	}
+	defer hostLobby.Close()
+	host, err := hostLobby.CreateRoom(ctx, protocol.CreateRoom{Name: "Show", MaxPlayers: 4, Public: true})
+	if err != nil {
+		panic(err)
+	}
+	watcherLobby, err := client.Dial(ctx, url, client.Options{Name: "Watcher"})
+	if err != nil {
+		panic(err)
+	}
+	defer watcherLobby.Close()
+	s, err := watcherLobby.Spectate(ctx, host.Code(), "")
+	if err != nil {
+		panic(err)
+	}
+	if err := host.SendSpectatorFrame(ctx, []byte("the whole world"), true); err != nil {
+		panic(err)
+	}
+	select {
+	case f := <-s.Frames():
+		fmt.Printf("%s (key %v)\n", f.Data, f.Key)
+	case <-ctx.Done():
+		fmt.Println("no frame")
+	}
+	// Output: the whole world (key true)
+}

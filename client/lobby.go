@@ -35,15 +35,19 @@ type Lobby struct {
 	pending  map[uint32]chan protocol.Envelope
 	room     *Room      // the room this session is in, if any
 	watch    *RoomWatch // the room list being watched, if any
-	closing  bool       // Close was called: do not resume
-	err      error      // why the lobby closed
-	refusal  *Error     // why the server refused a resume, if it did
+	partyOf  *Party     // the party this session is in, if any
+	// spectator is the room being watched, if any.
+	spectator *Spectator
+	closing   bool   // Close was called: do not resume
+	err       error  // why the lobby closed
+	refusal   *Error // why the server refused a resume, if it did
 
 	// stop ends resume attempts when Close is called.
 	stop     context.Context
 	stopFunc context.CancelFunc
 
-	done chan struct{} // closed when the read loop ends
+	done chan struct{}  // closed when the read loop ends
+	bg   sync.WaitGroup // work started by the read loop (a watch renewed after a move)
 }
 
 // Dial connects to a hostrelay lobby (url like ws://host:8080/ws) and
@@ -136,6 +140,7 @@ func (l *Lobby) Close() error {
 	// the seat. Its own errors (already closed, peer gone) change nothing.
 	_ = conn.Close(websocket.StatusNormalClosure, "")
 	<-l.done
+	l.bg.Wait()
 	return nil
 }
 
@@ -158,16 +163,48 @@ func (l *Lobby) JoinRoom(ctx context.Context, code, password string) (*Room, err
 }
 
 func (l *Lobby) enter(ctx context.Context, typ string, body any) (*Room, error) {
+	var r *Room
+	err := l.follow(ctx, func() (err error) {
+		r, err = l.enterHere(ctx, typ, body)
+		return err
+	})
+	return r, err
+}
+
+// follow runs a request, and again on the node each room_elsewhere names.
+// A room list watched on the old node is watched again on the new one once
+// the request is answered (a spectate ends the watch, so not before).
+func (l *Lobby) follow(ctx context.Context, do func() error) error {
 	for moves := 0; ; moves++ {
-		r, err := l.enterHere(ctx, typ, body)
+		err := do()
 		var e *Error
 		if !errors.As(err, &e) || e.Code != protocol.CodeRoomElsewhere || e.URL == "" || moves == maxMoves {
-			return r, err
+			if moves > 0 {
+				l.watchAgain()
+			}
+			return err
 		}
 		if err := l.move(ctx, e.URL); err != nil {
-			return nil, err
+			if moves > 0 {
+				l.watchAgain()
+			}
+			return err
 		}
 	}
+}
+
+// watchAgain renews the room list watch, if any, on the node the session
+// is on now, without holding up the request that moved it.
+func (l *Lobby) watchAgain() {
+	l.mu.Lock()
+	w := l.watch
+	if w == nil || l.closing {
+		l.mu.Unlock()
+		return
+	}
+	l.bg.Add(1)
+	l.mu.Unlock()
+	go l.rewatch(w)
 }
 
 // maxMoves bounds how often one request follows room_elsewhere: nodes that
@@ -246,6 +283,8 @@ func (l *Lobby) enterHere(ctx context.Context, typ string, body any) (*Room, err
 		r.shutdown("", err)
 		return nil, err
 	}
+	// The server stops a spectator's watch when it takes a seat.
+	l.stopSpectating(SpectateJoined)
 	if err := r.start(rj); err != nil {
 		return nil, err
 	}
@@ -339,6 +378,11 @@ func (l *Lobby) readLoop() {
 	r := l.room
 	l.room = nil
 	l.mu.Unlock()
+	if refusal != nil && refusal.Code == protocol.CodeRoomLost {
+		l.stopSpectating(protocol.ReasonRoomLost)
+	} else {
+		l.stopSpectating(protocol.ReasonDisconnect)
+	}
 	if r != nil {
 		if refusal != nil && refusal.Code == protocol.CodeRoomLost {
 			r.shutdown(protocol.ReasonRoomLost, refusal)
@@ -366,7 +410,10 @@ func (l *Lobby) readConn(conn *websocket.Conn) error {
 			l.mu.Unlock()
 			return nil // moved: the old node's last frames are not this session's
 		}
-		l.received++
+		if env.Type != protocol.TypeSpectatorFrame {
+			// Spectator frames are outside the numbered frames a resume replays.
+			l.received++
+		}
 		l.mu.Unlock()
 		l.dispatch(env)
 	}
@@ -392,6 +439,12 @@ func (l *Lobby) dispatch(env protocol.Envelope) {
 		l.log.Warn("server notice", "code", e.Code, "msg", e.Message)
 	case protocol.TypeRoomListUpdate:
 		l.routeListUpdate(env)
+	case protocol.TypeRoomJoined: // the party leader's QuickPlay placed us
+		l.placed(env)
+	case protocol.TypePartyUpdated:
+		l.routeParty(env)
+	case protocol.TypeSpectatorFrame, protocol.TypeSpectateEnded:
+		l.routeSpectator(env)
 	default:
 		l.mu.Lock()
 		r := l.room

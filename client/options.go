@@ -36,6 +36,10 @@ type Options struct {
 	// Room.Messages; game-channel messages beyond it are dropped and
 	// counted. Default 1024.
 	MessageBuffer int
+	// SpectatorBuffer is how many spectator frames may wait in
+	// Spectator.Frames; a spectator further behind loses its backlog and
+	// resumes at the next keyframe. Default 64.
+	SpectatorBuffer int
 	// Logger receives the SDK's logs; default slog.Default().
 	Logger *slog.Logger
 	// Token is an identity token (a JWT) from the game's backend, sent in
@@ -58,6 +62,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.MessageBuffer == 0 {
 		o.MessageBuffer = 1024
+	}
+	if o.SpectatorBuffer <= 0 {
+		o.SpectatorBuffer = 64
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()

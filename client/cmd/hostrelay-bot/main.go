@@ -1,12 +1,16 @@
-// Command hostrelay-bot hosts a hostrelay room or joins one by code and
-// exchanges game packets through the server's TURN: a smoke test for
-// operators and the building block of load tests.
+// Command hostrelay-bot hosts a hostrelay room, joins one by code, by quick
+// play or through a party, or watches one as a spectator, and exchanges game
+// packets through the server's TURN: a smoke test for operators, the
+// building block of load tests, and an arena player.
 //
 //	hostrelay-bot -url ws://relay.example.com:8080/ws -host
 //	hostrelay-bot -url ws://relay.example.com:8080/ws -join ABC2345 -send 100 -expect 100
+//	hostrelay-bot -url ws://relay.example.com:8080/ws -quick arena -keys right
+//	hostrelay-bot -url ws://relay.example.com:8080/ws -watch ABC2345 -expect 20
 //
-// It prints one JSON object per line (room, peer_open, peer_closed, summary)
-// and exits 0 when -expect test packets have arrived, 1 on failure or timeout.
+// It prints one JSON object per line (room, peer_open, peer_closed, summary,
+// …) and exits 0 when -expect test packets (arena snapshots, spectator
+// frames) have arrived, 1 on failure or timeout.
 // -version prints the version and commit it was built from, -licenses the
 // notices of the third-party code inside it.
 package main
@@ -24,6 +28,7 @@ import (
 	"os"
 	"os/signal"
 	"slices"
+	"strings"
 	"syscall"
 	"time"
 
@@ -42,6 +47,11 @@ type config struct {
 	public     bool
 	password   string
 	join       string
+	quick      string
+	party      string
+	newParty   int
+	watch      string
+	arenaKeys  string
 	send       int
 	expect     int
 	pointerHz  int
@@ -59,6 +69,11 @@ func main() {
 	flag.BoolVar(&c.public, "public", false, "list the room publicly (with -host)")
 	flag.StringVar(&c.password, "password", "", "room password (to create with -host, or to join)")
 	flag.StringVar(&c.join, "join", "", "join the room with this code")
+	flag.StringVar(&c.quick, "quick", "", "quick play: a seat in an open public room of this game mode, or a new one (\"arena\" plays the arena)")
+	flag.StringVar(&c.party, "party", "", "join the party with this code and play in the room its leader's quick play finds")
+	flag.IntVar(&c.newParty, "create-party", 0, "with -quick: make a party, print its code, and quick play once it has this many members")
+	flag.StringVar(&c.watch, "watch", "", "watch the room with this code as a spectator (with -password if it has one)")
+	flag.StringVar(&c.arenaKeys, "keys", "right", "in an arena room, the buttons held every tick (comma list of up, down, left, right, kick)")
 	flag.IntVar(&c.send, "send", 0, "test packets to send to each peer once its channels open")
 	flag.IntVar(&c.expect, "expect", 0, "exit 0 once this many test packets have arrived (0: run until -timeout or a signal)")
 	flag.IntVar(&c.pointerHz, "pointer-hz", 30, "as a client, pointer packets per second to the host (RTT is measured from the echoes)")
@@ -76,8 +91,8 @@ func main() {
 			"It contains the third-party software below, each part under its own license.\n\n"+licenses.Go())
 		return
 	}
-	if c.host == (c.join != "") {
-		fmt.Fprintln(os.Stderr, "hostrelay-bot: give exactly one of -host or -join CODE")
+	if err := c.check(); err != nil {
+		fmt.Fprintln(os.Stderr, "hostrelay-bot: "+err.Error())
 		os.Exit(2)
 	}
 
@@ -93,6 +108,34 @@ func main() {
 		_ = out.Encode(map[string]any{"event": "error", "error": err.Error()})
 		os.Exit(1)
 	}
+}
+
+// check refuses flags that do not make one way into a room.
+func (c config) check() error {
+	ways := 0
+	for _, set := range []bool{c.host, c.join != "", c.quick != "", c.party != "", c.watch != ""} {
+		if set {
+			ways++
+		}
+	}
+	if ways != 1 {
+		return errors.New("give exactly one of -host, -join CODE, -quick MODE, -party CODE or -watch CODE")
+	}
+	if c.newParty != 0 && (c.quick == "" || c.newParty < 1 || c.newParty > protocol.MaxPartySize) {
+		return fmt.Errorf("-create-party N needs -quick MODE and 1 ≤ N ≤ %d", protocol.MaxPartySize)
+	}
+	if _, err := arenaInput(c.arenaKeys); err != nil {
+		return err
+	}
+	return nil
+}
+
+// quickMode is the mode -quick asks for: "arena" in any case is the arena's.
+func quickMode(m string) string {
+	if strings.EqualFold(strings.TrimSpace(m), arenaMode) {
+		return arenaMode
+	}
+	return m
 }
 
 type stats struct {
@@ -114,17 +157,24 @@ func run(ctx context.Context, c config, out *json.Encoder) error {
 	}
 	defer lobby.Close()
 
-	var room *client.Room
-	if c.host {
-		room, err = lobby.CreateRoom(ctx, protocol.CreateRoom{Name: c.roomName, MaxPlayers: c.maxPlayers, Public: c.public, Password: c.password})
-	} else {
-		room, err = lobby.JoinRoom(ctx, c.join, c.password)
+	if c.watch != "" {
+		return watch(ctx, c, lobby, out)
 	}
+	room, err := enter(ctx, c, lobby, out)
 	if err != nil {
 		return err
 	}
 	_ = out.Encode(map[string]any{"event": "room", "code": room.Code(), "link": shareLink(c.url, room.Code()),
-		"you": room.You(), "host": room.IsHost()})
+		"you": room.You(), "host": room.IsHost(), "mode": room.Info().Mode})
+	if !room.IsHost() && (c.quick != "" || c.party != "") {
+		// Quick play fills rooms whose host waits for everyone to be ready.
+		if err := room.SetReady(ctx, true); err != nil {
+			return err
+		}
+	}
+	if room.Info().Mode == arenaMode && !room.IsHost() {
+		return playArena(ctx, c, room, out)
+	}
 
 	start := time.Now()
 	var st stats
@@ -144,11 +194,9 @@ func run(ctx context.Context, c config, out *json.Encoder) error {
 			summary(out, st, start)
 			return fmt.Errorf("room ended: %w", room.Err())
 		case e := <-room.Events():
+			printEvent(out, room, e, start)
 			switch e := e.(type) {
 			case client.PeerOpen:
-				local, remote, _ := room.SelectedPair(e.ID)
-				_ = out.Encode(map[string]any{"event": "peer_open", "peer": e.ID, "local": local, "remote": remote,
-					"ms": time.Since(start).Milliseconds()})
 				hostOpen = !room.IsHost()
 				for i := range c.send {
 					// Test packets ride the game channel like real inputs; the
@@ -159,14 +207,9 @@ func run(ctx context.Context, c config, out *json.Encoder) error {
 					time.Sleep(2 * time.Millisecond)
 				}
 			case client.PeerClosed:
-				_ = out.Encode(map[string]any{"event": "peer_closed", "peer": e.ID, "error": errString(e.Err)})
 				if !room.IsHost() {
 					hostOpen = false
 				}
-			case client.PlayerJoined:
-				_ = out.Encode(map[string]any{"event": "player_joined", "peer": e.Player.ID, "name": e.Player.Name})
-			case client.PlayerLeft:
-				_ = out.Encode(map[string]any{"event": "player_left", "peer": e.ID, "reason": e.Reason})
 			}
 		case m := <-room.Messages():
 			switch {
@@ -195,6 +238,76 @@ func run(ctx context.Context, c config, out *json.Encoder) error {
 				_ = room.Send(room.Info().Host, client.Game, p)
 			}
 		}
+	}
+}
+
+// enter takes the bot into a room the way its flags say.
+func enter(ctx context.Context, c config, lobby *client.Lobby, out *json.Encoder) (*client.Room, error) {
+	switch {
+	case c.host:
+		return lobby.CreateRoom(ctx, protocol.CreateRoom{Name: c.roomName, MaxPlayers: c.maxPlayers, Public: c.public, Password: c.password})
+	case c.join != "":
+		return lobby.JoinRoom(ctx, c.join, c.password)
+	case c.party != "":
+		party, err := lobby.JoinParty(ctx, c.party)
+		if err != nil {
+			return nil, err
+		}
+		printParty(out, party)
+		for {
+			select {
+			case r := <-party.Rooms():
+				return r, nil
+			case <-party.Changed():
+				printParty(out, party)
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for the party's leader: %w", ctx.Err())
+			}
+		}
+	}
+	req := protocol.QuickPlay{Mode: quickMode(c.quick), MaxPlayers: c.maxPlayers}
+	if c.newParty > 0 {
+		party, err := lobby.CreateParty(ctx)
+		if err != nil {
+			return nil, err
+		}
+		printParty(out, party)
+		for len(party.Info().Members) < c.newParty {
+			select {
+			case <-party.Changed():
+				printParty(out, party)
+			case <-ctx.Done():
+				return nil, fmt.Errorf("waiting for %d party members: %w", c.newParty, ctx.Err())
+			}
+		}
+	}
+	return lobby.QuickPlay(ctx, req)
+}
+
+func printParty(out *json.Encoder, p *client.Party) {
+	info := p.Info()
+	names := make([]string, 0, len(info.Members))
+	for _, m := range info.Members {
+		names = append(names, m.Name)
+	}
+	_ = out.Encode(map[string]any{"event": "party", "code": info.Code, "members": names, "leader": p.IsLeader()})
+}
+
+// printEvent prints a room event as its JSON line.
+func printEvent(out *json.Encoder, room *client.Room, e client.Event, start time.Time) {
+	switch e := e.(type) {
+	case client.PeerOpen:
+		local, remote, _ := room.SelectedPair(e.ID)
+		_ = out.Encode(map[string]any{"event": "peer_open", "peer": e.ID, "local": local, "remote": remote,
+			"ms": time.Since(start).Milliseconds()})
+	case client.PeerClosed:
+		_ = out.Encode(map[string]any{"event": "peer_closed", "peer": e.ID, "error": errString(e.Err)})
+	case client.PlayerJoined:
+		_ = out.Encode(map[string]any{"event": "player_joined", "peer": e.Player.ID, "name": e.Player.Name})
+	case client.PlayerLeft:
+		_ = out.Encode(map[string]any{"event": "player_left", "peer": e.ID, "reason": e.Reason})
+	case client.GameStarted:
+		_ = out.Encode(map[string]any{"event": "game_started", "mode": e.Mode})
 	}
 }
 
