@@ -32,6 +32,8 @@ export const schema = Schema.define(
     cool: { interpolate: 'step' },
     /** Tags this player has made. */
     tags: { interpolate: 'step' },
+    /** Who tagged this player last, as their slot + 1 (0: nobody): no tag-backs. */
+    tagger: { interpolate: 'step' },
   },
   { maxEntities: MAX_PLAYERS },
 );
@@ -112,18 +114,26 @@ export function spawnPoint(slot: number): { x: number; y: number } {
   return { x: Math.round(W / 2 + 250 * Math.sin(a)), y: Math.round(H / 2 - 250 * Math.cos(a)) };
 }
 
+/** A player as the tag rules see it: its slot and its entity. */
+export interface Seat {
+  readonly slot: number;
+  readonly entity: Entity<Field>;
+}
+
 /**
- * Two players touched (the host's physics says so). If one is "it" and not
- * frozen, the other is "it" now and frozen; the tagger scores. Returns the
- * tagger, or null when the touch was no tag.
+ * Two players touched (the host's physics says so). If one is "it", not
+ * frozen, and was not tagged by the other (no tag-backs), the other is "it"
+ * now, frozen, and may not tag the tagger back; the tagger scores. Returns
+ * the tagger, or null when the touch was no tag.
  */
-export function touch(a: Entity<Field>, b: Entity<Field>): Entity<Field> | null {
-  const [tagger, tagged] = a.it && !b.it ? [a, b] : b.it && !a.it ? [b, a] : [null, null];
-  if (!tagger || !tagged || tagger.cool > 0) return null;
-  tagger.it = 0;
-  tagger.tags++;
-  tagged.it = 1;
-  tagged.cool = FREEZE_TICKS;
+export function touch(a: Seat, b: Seat): Seat | null {
+  const [tagger, tagged] = a.entity.it && !b.entity.it ? [a, b] : b.entity.it && !a.entity.it ? [b, a] : [null, null];
+  if (!tagger || !tagged || tagger.entity.cool > 0 || tagger.entity.tagger === tagged.slot + 1) return null;
+  tagger.entity.it = 0;
+  tagger.entity.tags++;
+  tagged.entity.it = 1;
+  tagged.entity.cool = FREEZE_TICKS;
+  tagged.entity.tagger = tagger.slot + 1;
   return tagger;
 }
 

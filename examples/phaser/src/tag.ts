@@ -97,7 +97,8 @@ export function mountTag({ session, container }: GameContext): RunningGame {
   });
 
   const game = new Phaser.Game({
-    type: Phaser.AUTO,
+    // A few circles and labels: the canvas renderer draws them as fast as WebGL would, on every device.
+    type: Phaser.CANVAS,
     parent: stage,
     backgroundColor: '#0b1120',
     scale: { mode: Phaser.Scale.RESIZE },

@@ -5,14 +5,12 @@
 // authority, and clients see it only through snapshots.
 import type { Entity } from '@hostrelay/netcode';
 import type * as Phaser from 'phaser';
-import { H, nextIt, R, schema, spawnPoint, steer, touch, W, type Field, type TagInput } from './rules';
+import { H, nextIt, R, schema, spawnPoint, steer, touch, W, type Field, type Seat, type TagInput } from './rules';
 
 type Body = Phaser.Physics.Arcade.Body;
 
-interface Player {
-  readonly slot: number;
+interface Player extends Seat {
   readonly body: Body;
-  readonly entity: Entity<Field>;
 }
 
 export class TagWorld {
@@ -54,6 +52,8 @@ export class TagWorld {
     this.byBody.delete(p.body);
     this.physics.world.remove(p.body);
     p.body.destroy();
+    // A newcomer may get this slot: nobody is barred from tagging them.
+    for (const q of this.players.values()) if (q.entity.tagger === p.slot + 1) q.entity.tagger = 0;
     this.chooseIt();
   }
 
@@ -69,7 +69,7 @@ export class TagWorld {
     this.physics.world.collide(this.bodies, undefined, (a, b) => {
       const pa = this.byBody.get(a as Body);
       const pb = this.byBody.get(b as Body);
-      if (pa && pb) touch(pa.entity, pb.entity);
+      if (pa && pb) touch(pa, pb);
     });
     for (const p of this.players.values()) {
       p.entity.x = p.body.center.x;
