@@ -15,7 +15,6 @@ interface Player extends Seat {
 
 export class TagWorld {
   private readonly players = new Map<string, Player>();
-  
   private readonly bodies: Body[] = [];
   private readonly byBody = new Map<Body, Player>();
 
