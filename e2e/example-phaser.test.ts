@@ -1,13 +1,10 @@
-import { existsSync, mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, BrowserContextOptions, CDPSession, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContextOptions, CDPSession, Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
 import { spawnPoint } from '../examples/phaser/src/rules';
 import type { TagState } from '../examples/phaser/src/tag';
-import { launchBrowser } from './browser';
+import { useExampleSite } from './example-site';
 import { until } from './harness';
-import { serverBinary, startServer, type RunningServer } from './server';
-import { serveStatic, type StaticServer } from './static-server';
 
 // The Phaser example (examples/phaser), built by `make examples` against the
 // packages' dist/ and served from its own origin, as examples/pong is. Three
@@ -22,52 +19,8 @@ const SHOTS = process.env['HOSTRELAY_SCREENSHOTS'] ?? 'test-results/example-phas
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
-let site: StaticServer | undefined;
-let relay: RunningServer | undefined;
-let browser: Browser | undefined;
-let contexts: BrowserContext[] = [];
-let pages: { label: string; page: Page; log: string[] }[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(`${DIST}/index.html`)) throw new Error(`no ${DIST}/index.html: run \`make examples\` first`);
-  site = await serveStatic(DIST);
-  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host]);
-  browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
-});
-
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') {
-    for (const { label, page, log } of pages) {
-      if (page.isClosed()) continue;
-      await page.screenshot({ path: `${SHOTS}/failed-${label}.png` }).catch(() => undefined);
-      const state = await page.evaluate(() => window.tag ?? null).catch(() => null);
-      process.stderr.write(`--- ${label}: window.tag ${JSON.stringify(state)}\n${log.join('\n')}\n`);
-    }
-    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
-  }
-  for (const c of contexts) await c.close().catch(() => undefined);
-  contexts = [];
-  pages = [];
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await relay?.stop();
-  await site?.close();
-});
-
-async function open(label: string, options: BrowserContextOptions): Promise<Page> {
-  if (!browser) throw new Error('example-phaser: browser not started');
-  const context = await browser.newContext(options);
-  contexts.push(context);
-  const page = await context.newPage();
-  const log: string[] = [];
-  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
-  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
-  pages.push({ label, page, log });
-  return page;
-}
+const site = useExampleSite('example-phaser', DIST, SHOTS, (page) => page.evaluate(() => window.tag ?? null));
+const open = site.open;
 
 const state = (page: Page): Promise<TagState> => page.evaluate(() => window.tag!);
 
@@ -172,12 +125,12 @@ describe('the Phaser example (examples/phaser)', () => {
   it('three players by the share link, two at a keyboard and one on a touch phone: all see each other run, tags pass on, the host decides', async () => {
     // The host creates the game; its tab runs the arcade world, one body per player.
     const host = await open('host', DESKTOP);
-    await host.goto(`${site!.origin}/?relay=${encodeURIComponent(`http://${relay!.http}`)}`);
+    await host.goto(site.start);
     await host.fill('#name', 'Ada');
     await host.click('#go');
     await until(host, () => window.tag?.role === 'host' && window.tag.players.length === 1, null, 30_000);
     const link = await host.inputValue('#share-link');
-    expect(link).toMatch(new RegExp(`^${site!.origin}/\\?room=[A-Z0-9]{7}&relay=`));
+    expect(link).toMatch(new RegExp(`^${site.origin}/\\?room=[A-Z0-9]{7}&relay=`));
 
     const desk = await open('desktop', DESKTOP);
     await desk.goto(link);
