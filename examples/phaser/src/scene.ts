@@ -62,7 +62,9 @@ export class TagScene extends Phaser.Scene {
 
   /** The player's input now: the stick while a finger is on it, else the keys. NetHost and NetClient call it every tick. */
   readInput = (): TagInput => {
-    if (this.stick) return stickInput(this.stick.thumb.x - this.stick.base.x, this.stick.thumb.y - this.stick.base.y);
+    // Pointers are in canvas pixels; the stick is sized in CSS pixels (the scale's zoom is CSS pixels per canvas pixel).
+    const css = this.scale.zoom;
+    if (this.stick) return stickInput((this.stick.thumb.x - this.stick.base.x) * css, (this.stick.thumb.y - this.stick.base.y) * css);
     const k = this.keys;
     if (!k) return { x: 0, y: 0 };
     return keysInput(k.left.isDown || k.a.isDown, k.right.isDown || k.d.isDown, k.up.isDown || k.w.isDown, k.down.isDown || k.s.isDown);
@@ -114,12 +116,14 @@ export class TagScene extends Phaser.Scene {
     const g = this.stickGraphics.clear();
     if (!this.stick) return;
     const cam = this.cameras.main;
+    const css = this.scale.zoom;
     const { base, thumb } = this.stick;
-    const knob = knobOffset(thumb.x - base.x, thumb.y - base.y);
+    const knob = knobOffset((thumb.x - base.x) * css, (thumb.y - base.y) * css);
     const at = cam.getWorldPoint(base.x, base.y);
-    const k = cam.getWorldPoint(base.x + knob.x, base.y + knob.y);
-    g.fillStyle(0xffffff, 0.12).fillCircle(at.x, at.y, STICK_RADIUS / cam.zoom);
-    g.lineStyle(2 / cam.zoom, 0xffffff, 0.4).strokeCircle(at.x, at.y, STICK_RADIUS / cam.zoom);
-    g.fillStyle(0xffffff, 0.55).fillCircle(k.x, k.y, (STICK_RADIUS * 0.45) / cam.zoom);
+    const k = cam.getWorldPoint(base.x + knob.x / css, base.y + knob.y / css);
+    const px = 1 / css / cam.zoom; // world units per CSS pixel
+    g.fillStyle(0xffffff, 0.12).fillCircle(at.x, at.y, STICK_RADIUS * px);
+    g.lineStyle(2 * px, 0xffffff, 0.4).strokeCircle(at.x, at.y, STICK_RADIUS * px);
+    g.fillStyle(0xffffff, 0.55).fillCircle(k.x, k.y, STICK_RADIUS * 0.45 * px);
   }
 }

@@ -101,12 +101,26 @@ export function mountTag({ session, container }: GameContext): RunningGame {
     type: Phaser.CANVAS,
     parent: stage,
     backgroundColor: '#0b1120',
-    scale: { mode: Phaser.Scale.RESIZE },
+    // Sized by hand below: Phaser's own RESIZE mode draws at CSS pixels, blurry on a phone's screen.
+    scale: { mode: Phaser.Scale.NONE, width: 1, height: 1 },
     physics: { default: 'arcade', arcade: { gravity: { x: 0, y: 0 } } },
     audio: { noAudio: true },
     banner: false,
     scene,
   });
+
+  // The canvas fills the stage at the screen's own pixels (devicePixelRatio of
+  // them per CSS pixel), shown at 1/ratio: sharp on a phone. The scene zooms
+  // its camera to whatever size this gives it.
+  const fitCanvas = (): void => {
+    if (!game.isBooted) return; // no canvas yet: READY calls again
+    const k = Math.min(3, devicePixelRatio || 1);
+    game.scale.resize(Math.max(1, Math.round(stage.clientWidth * k)), Math.max(1, Math.round(stage.clientHeight * k)));
+    game.scale.setZoom(1 / k); // after resize: only setZoom restyles the canvas when the zoom stays 1
+  };
+  const resized = new ResizeObserver(fitCanvas);
+  resized.observe(stage);
+  game.events.once(Phaser.Core.Events.READY, fitCanvas);
 
   const offClosed = session.on('closed', (reason) => {
     ended = reason === 'host_left' ? 'The host left: the game is over.' : `The game ended (${reason}).`;
@@ -168,6 +182,7 @@ export function mountTag({ session, container }: GameContext): RunningGame {
       host?.stop();
       client?.stop();
       transport.dispose();
+      resized.disconnect();
       game.destroy(true);
       root.remove();
       delete window.tag;
