@@ -181,10 +181,11 @@ describe('the Phaser example (examples/phaser)', () => {
 
     // Grace runs into Ada, who is it: Ada's touch tags her (the host's collider decides), and Ada scores.
     await chase(desk, 1, 0, grace, async () => (await player(host, 1)).it);
-    // Ada is free now, and runs (Grace may not tag her back anyway: no tag-backs).
+    // Ada is free now, and runs down the wall, away from Grace (who came from the right, and who may
+    // not tag her back anyway: no tag-backs) and from Linus's way to her.
     const a1 = await player(host, 0);
-    await ada(100, 0);
-    await movedFrom(host, 0, a1, 150);
+    await ada(0, 100);
+    await movedFrom(host, 0, a1, 250);
     await ada(0, 0);
     // Linus's thumb steers him into Grace; once her freeze is over, her touch tags him.
     await chase(phone, 2, 1, thumb, async () => (await player(host, 2)).it);
