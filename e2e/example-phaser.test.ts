@@ -122,7 +122,7 @@ async function agree(host: Page, others: Page[]): Promise<Player[]> {
 }
 
 describe('the Phaser example (examples/phaser)', () => {
-  it('three players by the share link, two at a keyboard and one on a touch phone: all see each other run, tags pass on, the host decides', async () => {
+  it('three players by the share link, two at a keyboard and one on a touch phone: all see each other run, tags pass on, the host decides, also when "it" leaves', async () => {
     // The host creates the game; its tab runs the arcade world, one body per player.
     const host = await open('host', DESKTOP);
     await host.goto(site.start);
@@ -206,6 +206,11 @@ describe('the Phaser example (examples/phaser)', () => {
     await until(phone, () => document.querySelector('.tag-board li.it')?.textContent === 'Linus (you)0', null);
     expect(await phone.textContent('.tag-status')).toContain('You are it');
     expect(await host.textContent('.tag-status')).toContain('Run from Linus');
+
+    // Linus closes his tab while he is it: the host drops his body, and "it" goes to the lowest slot, Ada.
+    await phone.close();
+    await until(host, () => window.tag!.bodies === 2 && window.tag!.players.length === 2, null, 30_000);
+    for (const page of [host, desk]) await isIt(page, 0);
   });
 
 });
