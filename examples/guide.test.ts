@@ -1,13 +1,20 @@
-// docs/guide.md teaches from this example. Every code block it marks with
-// <!-- examples/pong/… --> must still be in that file, and the example must
-// use nothing of hostrelay's but the published packages.
+// docs/guide.md teaches from the examples (Pong throughout, Tag in its
+// Phaser section). Every code block it marks with <!-- examples/… --> must
+// still be in that file, and each example must use nothing of hostrelay's
+// but the published packages.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
-const example = fileURLToPath(new URL('.', import.meta.url));
-const repo = resolve(example, '../..');
+const examples = fileURLToPath(new URL('.', import.meta.url));
+const repo = resolve(examples, '..');
+
+/** Each example, the least the guide quotes of it, and what it may import besides its own files. */
+const EXAMPLES = [
+  { name: 'pong', quoted: 10, packages: ['@hostrelay/netcode', '@hostrelay/sdk'] },
+  { name: 'phaser', quoted: 6, packages: ['@hostrelay/netcode', '@hostrelay/sdk', 'phaser'] },
+] as const;
 
 /** The guide's marked blocks: the file each one quotes, and its code. */
 function quotes(markdown: string): { file: string; code: string }[] {
@@ -42,8 +49,11 @@ function imports(code: string): string[] {
 describe('docs/guide.md', () => {
   const blocks = quotes(readFileSync(join(repo, 'docs/guide.md'), 'utf8'));
 
-  it('quotes the example as it is', () => {
-    expect(blocks.length).toBeGreaterThanOrEqual(10);
+  it.each(EXAMPLES.map((e) => [e.name, e] as const))('quotes examples/%s', (name, { quoted }) => {
+    expect(blocks.filter((b) => b.file.startsWith(`examples/${name}/`)).length).toBeGreaterThanOrEqual(quoted);
+  });
+
+  it('quotes the examples as they are', () => {
     for (const { file, code } of blocks) {
       const piece = missingPiece(code, readFileSync(join(repo, file), 'utf8'));
       expect(piece, `docs/guide.md quotes ${file}, which no longer has:\n${piece}`).toBeNull();
@@ -60,18 +70,19 @@ describe('docs/guide.md', () => {
   });
 });
 
-describe('examples/pong', () => {
-  it('imports nothing of hostrelay but @hostrelay/sdk and @hostrelay/netcode', () => {
+describe.each(EXAMPLES.map((e) => [e.name, e] as const))('examples/%s', (name, { packages }) => {
+  it(`imports nothing but its own files and ${packages.join(', ')}`, () => {
+    const example = join(examples, name);
     const src = join(example, 'src');
     const files = readdirSync(src).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
     expect(files.length).toBeGreaterThanOrEqual(3);
     for (const f of files) {
       for (const spec of imports(readFileSync(join(src, f), 'utf8'))) {
         const local = spec.startsWith('.') && resolve(src, spec).startsWith(src + sep);
-        expect(local || spec === '@hostrelay/sdk' || spec === '@hostrelay/netcode', `${f} imports ${spec}`).toBe(true);
+        expect(local || (packages as readonly string[]).includes(spec), `${f} imports ${spec}`).toBe(true);
       }
     }
     const pkg = JSON.parse(readFileSync(join(example, 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-    expect(Object.keys(pkg.dependencies).sort()).toEqual(['@hostrelay/netcode', '@hostrelay/sdk']);
+    expect(Object.keys(pkg.dependencies).sort()).toEqual([...packages]);
   });
 });
