@@ -17,6 +17,7 @@ export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {
   DEFAULT_MAX_CHAT_LINES,
+  HOST_SILENCE_MS,
   RoomSession,
   type PeerIceState,
   type PeerPairTypes,

@@ -6,6 +6,7 @@ import {
   type ChatMessage,
   type GameStarted,
   type HostChanged,
+  type HostReplaced,
   type Ice,
   type Player,
   type RoomInfo,
@@ -74,7 +75,23 @@ export interface RoomSessionOptions {
    * TURN URL (two or three), within the per-session quota.
    */
   spareAnswerer?: boolean;
+  /**
+   * A client that heard from its host on the data channels and then hears
+   * nothing for this long (ms) reports the host silent to the server, and
+   * again as often while the silence lasts (default HOST_SILENCE_MS; null:
+   * never). Rooms made with `migrate` only: when most of the room reports,
+   * the server asks the host for a sign of life and, without one, replaces
+   * it (docs/protocol.md, Frozen hosts).
+   */
+  hostSilenceMs?: number | null;
 }
+
+/**
+ * How long a client waits on a silent host before reporting it: a game
+ * sends 20–60 packets a second and a hidden host tab still sends on every
+ * input it gets, so 3 s of nothing is a page that stopped, not loss.
+ */
+export const HOST_SILENCE_MS = 3000;
 
 /** A client's offer made before its join's reply, and the lobby session it was made on. */
 interface EarlyOffer {
@@ -125,6 +142,18 @@ export interface RoomSessionEvents {
    * authority is now here, and clients are about to offer to us.
    */
   hostChanged: [change: { host: string; previous: string; role: Role }];
+  /**
+   * (Client) The host has sent nothing for `silentMs` and this tab reported
+   * it (hostSilenceMs). The game may be about to move to another host.
+   */
+  hostSilent: [info: { host: string; silentMs: number }];
+  /**
+   * (The old host) This tab was the host, stopped answering (it was frozen:
+   * a locked phone, a discarded tab, a debugger) and the server gave the
+   * room to `host`. 'closed' with reason 'unresponsive' follows; join the
+   * room again to play on as a client.
+   */
+  hostReplaced: [event: HostReplaced];
   /**
    * Fresh TURN credentials were applied to every peer connection (clients
    * restart ICE on them); `count` is how many refreshes this session has had.
@@ -187,6 +216,14 @@ export class RoomSession {
   /** The host's answerer for the next offer, made ahead (spareAnswerer). */
   private spare: PeerLink | null = null;
   private spareTimer: ReturnType<typeof setTimeout> | null = null;
+  // Watching the host for silence (client, migrate rooms): when we last
+  // heard from it (null until we first do), when we last reported it, and
+  // the timer that looks.
+  private readonly silenceMs: number | null;
+  private heardAt: number | null = null;
+  private reportedAt = -Infinity;
+  private silenceTimer: ReturnType<typeof setInterval> | null = null;
+  private silenceRefused = false;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -276,6 +313,9 @@ export class RoomSession {
       throw new RangeError(`RoomSession: spectatorFramesPerSecond must be above 0, not ${this.spectatorRate}`);
     }
     this.spectatorTokens = this.spectatorRate;
+    const silence = options.hostSilenceMs === undefined ? HOST_SILENCE_MS : options.hostSilenceMs;
+    if (silence !== null && !(silence > 0)) throw new RangeError(`RoomSession: hostSilenceMs must be above 0 or null, not ${silence}`);
+    this.silenceMs = joined.room.migrate ? silence : null;
 
     this.offs.push(
       lobby.on('signal', (s) => this.onSignal(s)),
@@ -288,6 +328,7 @@ export class RoomSession {
       lobby.on('chatMessage', (m) => this.onChat(m)),
       lobby.on('hostChanged', (e) => this.onHostChanged(e)),
       lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
+      lobby.on('hostReplaced', (e) => this.onHostReplaced(e)),
       lobby.on('close', ({ error }) => this.close(error?.code === ErrorCode.RoomLost ? Reason.RoomLost : Reason.Disconnect)),
       lobby.on('error', (err) => this.events.emit('error', err)),
     );
@@ -478,6 +519,7 @@ export class RoomSession {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
     this.cancelRelink();
+    this.stopSilenceWatch();
     this.early?.link.close();
     this.early = null;
     this.dropSpare();
@@ -535,8 +577,51 @@ export class RoomSession {
     }
     if (role === 'host') this.prepareSpare();
     else this.dropSpare();
+    // A game that was flowing is watched under the new host too, from now.
+    if (role === 'host') this.stopSilenceWatch();
+    else if (this.heardAt !== null) this.heardAt = Date.now();
     this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
     if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
+  }
+
+  /** The server gave our room to another member: this tab had stopped answering as its host. */
+  private onHostReplaced(e: HostReplaced): void {
+    if (this.closed || e.room !== this.info.code) return;
+    this.events.emit('hostReplaced', e);
+    this.close(Reason.Unresponsive);
+  }
+
+  private heardFromHost(): void {
+    if (this.silenceMs === null || this.silenceRefused) return;
+    this.heardAt = Date.now();
+    if (this.silenceTimer !== null) return;
+    // Looks three times per silence period: a report goes out at most a
+    // third of it late (more in a hidden tab, whose timers run at 1 Hz).
+    this.silenceTimer = setInterval(() => this.checkSilence(), this.silenceMs / 3);
+  }
+
+  private checkSilence(): void {
+    const limit = this.silenceMs;
+    if (this.closed || limit === null || this.heardAt === null || this.role !== 'client') return;
+    const now = Date.now();
+    const silentMs = now - this.heardAt;
+    if (silentMs < limit || now - this.reportedAt < limit) return;
+    this.reportedAt = now;
+    const host = this.hostId;
+    this.events.emit('hostSilent', { host, silentMs });
+    this.lobby.reportHostSilent(host).catch((err: unknown) => {
+      // Refused for good (a room without migrate, not a member any more): stop.
+      if (err instanceof LobbyError && err.code !== ErrorCode.RateLimited && err.code !== ClientErrorCode.Timeout) {
+        this.silenceRefused = true;
+        this.stopSilenceWatch();
+      }
+    });
+  }
+
+  private stopSilenceWatch(): void {
+    if (this.silenceTimer !== null) clearInterval(this.silenceTimer);
+    this.silenceTimer = null;
+    this.heardAt = null;
   }
 
   /** New credentials: kept for peers made from now on, and handed to every open one. */
@@ -622,7 +707,10 @@ export class RoomSession {
       openedAt = Date.now();
       this.events.emit('peerOpen', peerId);
     });
-    peer.on('message', (data, channel) => this.events.emit('message', peerId, data, channel));
+    peer.on('message', (data, channel) => {
+      if (peerId === this.hostId && this.role === 'client') this.heardFromHost();
+      this.events.emit('message', peerId, data, channel);
+    });
     peer.on('error', (err) => this.events.emit('error', err));
     peer.on('close', () => {
       this.droppedByClosedPeers += peer.dropped;
