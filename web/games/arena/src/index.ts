@@ -187,7 +187,12 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   }, 250);
 
   const offClosed = session.on('closed', (reason) => {
-    ended = reason === 'host_left' ? 'The host left: the game is over.' : `The game ended (${reason}).`;
+    ended =
+      reason === 'host_left'
+        ? 'The host left: the game is over.'
+        : reason === 'unresponsive'
+          ? 'Your tab stopped responding, so another player took over as host.'
+          : `The game ended (${reason}).`;
     setStatus();
     host?.stop();
     client?.stop();

@@ -21,7 +21,7 @@ async function setup(you: string, options: { migrate?: boolean; refuse?: string 
   const server = FakeServer.welcoming();
   server.onFrame = (f) => {
     if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's' });
-    else if (f.t === 'hostSilent' && options.refuse) server.send('error', f.id, { code: options.refuse, message: 'no' });
+    else if (f.t === 'hostSilent' && options.refuse) server.send('error', f.id, { code: options.refuse, msg: 'no' });
     else if (f.id !== 0) server.send('ok', f.id, {});
   };
   const lobby = await LobbyClient.connect('ws://x/ws', you, { transport: server.factory });
