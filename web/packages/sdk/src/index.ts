@@ -26,6 +26,7 @@ export {
   type RoomSessionEvents,
   type RoomSessionOptions,
 } from './room-session.js';
+export { HostSilenceWatch, type WatchClock } from './silence-watch.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link.js';
 export { channelConfig, DEFAULT_MAX_BUFFERED_GAME, type ChannelName } from './channels.js';
 export { Emitter, type EventMap, type Unsubscribe } from './emitter.js';

@@ -19,6 +19,7 @@ import { ClientErrorCode, LobbyError, type PeerError } from './errors.js';
 import type { CreateRoomOptions, LobbyClient, QuickPlayOptions, RoomSettings } from './lobby-client.js';
 import { PeerLink, type ChannelData } from './peer-link.js';
 import { backoff, type ReconnectPolicy } from './reconnect.js';
+import { HostSilenceWatch } from './silence-watch.js';
 import type { SelectedPair } from './stats.js';
 
 export type Role = 'host' | 'client';
@@ -216,14 +217,8 @@ export class RoomSession {
   /** The host's answerer for the next offer, made ahead (spareAnswerer). */
   private spare: PeerLink | null = null;
   private spareTimer: ReturnType<typeof setTimeout> | null = null;
-  // Watching the host for silence (client, migrate rooms): when we last
-  // heard from it (null until we first do), when we last reported it, and
-  // the timer that looks.
-  private readonly silenceMs: number | null;
-  private heardAt: number | null = null;
-  private reportedAt = -Infinity;
-  private silenceTimer: ReturnType<typeof setInterval> | null = null;
-  private silenceRefused = false;
+  /** Watches the host for silence (a client in a migrate room); null when off or refused for good. */
+  private watch: HostSilenceWatch | null = null;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -315,7 +310,7 @@ export class RoomSession {
     this.spectatorTokens = this.spectatorRate;
     const silence = options.hostSilenceMs === undefined ? HOST_SILENCE_MS : options.hostSilenceMs;
     if (silence !== null && !(silence > 0)) throw new RangeError(`RoomSession: hostSilenceMs must be above 0 or null, not ${silence}`);
-    this.silenceMs = joined.room.migrate ? silence : null;
+    if (silence !== null && joined.room.migrate) this.watch = new HostSilenceWatch(silence, (ms) => this.reportSilence(ms));
 
     this.offs.push(
       lobby.on('signal', (s) => this.onSignal(s)),
@@ -519,7 +514,7 @@ export class RoomSession {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
     this.cancelRelink();
-    this.stopSilenceWatch();
+    this.watch?.stop();
     this.early?.link.close();
     this.early = null;
     this.dropSpare();
@@ -578,8 +573,8 @@ export class RoomSession {
     if (role === 'host') this.prepareSpare();
     else this.dropSpare();
     // A game that was flowing is watched under the new host too, from now.
-    if (role === 'host') this.stopSilenceWatch();
-    else if (this.heardAt !== null) this.heardAt = Date.now();
+    if (role === 'host') this.watch?.stop();
+    else this.watch?.hostChanged();
     this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
     if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
   }
@@ -591,37 +586,17 @@ export class RoomSession {
     this.close(Reason.Unresponsive);
   }
 
-  private heardFromHost(): void {
-    if (this.silenceMs === null || this.silenceRefused) return;
-    this.heardAt = Date.now();
-    if (this.silenceTimer !== null) return;
-    // Looks three times per silence period: a report goes out at most a
-    // third of it late (more in a hidden tab, whose timers run at 1 Hz).
-    this.silenceTimer = setInterval(() => this.checkSilence(), this.silenceMs / 3);
-  }
-
-  private checkSilence(): void {
-    const limit = this.silenceMs;
-    if (this.closed || limit === null || this.heardAt === null || this.role !== 'client') return;
-    const now = Date.now();
-    const silentMs = now - this.heardAt;
-    if (silentMs < limit || now - this.reportedAt < limit) return;
-    this.reportedAt = now;
+  /** The watch found the host silent: tell the server (it counts one report per player). */
+  private reportSilence(silentMs: number): void {
     const host = this.hostId;
     this.events.emit('hostSilent', { host, silentMs });
     this.lobby.reportHostSilent(host).catch((err: unknown) => {
-      // Refused for good (a room without migrate, not a member any more): stop.
+      // Refused for good (a room without migrate, not a member any more): stop watching.
       if (err instanceof LobbyError && err.code !== ErrorCode.RateLimited && err.code !== ClientErrorCode.Timeout) {
-        this.silenceRefused = true;
-        this.stopSilenceWatch();
+        this.watch?.stop();
+        this.watch = null;
       }
     });
-  }
-
-  private stopSilenceWatch(): void {
-    if (this.silenceTimer !== null) clearInterval(this.silenceTimer);
-    this.silenceTimer = null;
-    this.heardAt = null;
   }
 
   /** New credentials: kept for peers made from now on, and handed to every open one. */
@@ -708,7 +683,7 @@ export class RoomSession {
       this.events.emit('peerOpen', peerId);
     });
     peer.on('message', (data, channel) => {
-      if (peerId === this.hostId && this.role === 'client') this.heardFromHost();
+      if (peerId === this.hostId && this.role === 'client') this.watch?.heard();
       this.events.emit('message', peerId, data, channel);
     });
     peer.on('error', (err) => this.events.emit('error', err));
