@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { Handover, NetPlayer } from './game.js';
-import type { NetClient } from './client/client.js';
 import type { NetHost } from './host/host.js';
 import { client, host, run, SCORE, World } from './testing/handover.test-util.js';
 import { SimClock } from './testing/sim-clock.js';
