@@ -124,7 +124,9 @@ func (h *Hub) checkHostLocked(r *room) {
 	host, nonce := r.host, v.nonce
 	host.send(0, protocol.TypeHostCheck, &protocol.HostCheck{Nonce: nonce})
 	h.counters.hostChecks.Add(1)
-	host.log().Info("host reported silent: checking", "room", r.code, "player", host.playerID, "nonce", nonce)
+	// Debug: a game that pauses its traffic (a menu) is checked every few
+	// seconds; the counters tell an operator how often.
+	host.log().Debug("host reported silent: checking", "room", r.code, "player", host.playerID, "nonce", nonce)
 	v.deadline = h.cfg.AfterFunc(h.cfg.HostCheckDeadline, func() {
 		h.mu.Lock()
 		defer h.mu.Unlock()
@@ -141,7 +143,7 @@ func hostAlive(q req[protocol.HostAlive]) (reply, error) {
 	if r != nil && r.host == s && r.vote != nil && r.vote.nonce != 0 && r.vote.nonce == q.m.Nonce {
 		h.settleVoteLocked(r, h.cfg.Now())
 		h.counters.freezeVotesRefused.Add(1)
-		s.log().Info("host answered its check: vote refused", "room", r.code, "player", s.playerID)
+		s.log().Debug("host answered its check: vote refused", "room", r.code, "player", s.playerID)
 	}
 	return ack(q.id), nil
 }

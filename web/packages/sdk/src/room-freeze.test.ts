@@ -12,12 +12,12 @@ import { HOST_SILENCE_MS, RoomSession, type RoomSessionOptions } from './room-se
 const ice = { servers: [{ urls: ['turn:127.0.0.1:3478?transport=udp'], username: '100:s', credential: 'c' }], ttl: 60 };
 const room = { code: 'ABC2345', name: 'r', maxPlayers: 4, public: false, hasPassword: false, host: 'p1', mode: '', started: true, migrate: true, spectators: 0, membersOnly: false };
 
-function joined(you: string, players: string[], migrate = true): RoomJoined {
+function joined(you: string, players: string[], migrate: boolean, started: boolean): RoomJoined {
   const p = players.map((id) => ({ id, name: id, ready: false, ping: 0, away: false, verified: false, userId: '', meta: '' }));
-  return { room: { ...room, migrate }, you, players: p, ice };
+  return { room: { ...room, migrate, started }, you, players: p, ice };
 }
 
-async function setup(you: string, options: { migrate?: boolean; refuse?: string } & RoomSessionOptions = {}) {
+async function setup(you: string, options: { migrate?: boolean; started?: boolean; refuse?: string } & RoomSessionOptions = {}) {
   const server = FakeServer.welcoming();
   server.onFrame = (f) => {
     if (f.t === 'hello') server.send('welcome', f.id, { v: 1, session: 's' });
@@ -26,7 +26,7 @@ async function setup(you: string, options: { migrate?: boolean; refuse?: string 
   };
   const lobby = await LobbyClient.connect('ws://x/ws', you, { transport: server.factory });
   const peers = fakePeerFactory();
-  const session = new RoomSession(lobby, joined(you, ['p1', 'p2', 'p3'], options.migrate ?? true), {
+  const session = new RoomSession(lobby, joined(you, ['p1', 'p2', 'p3'], options.migrate ?? true, options.started ?? true), {
     createPeerConnection: peers.create,
     closeOnPageHide: false,
     hostLinkPolicy: null,
@@ -76,6 +76,18 @@ describe('a silent host', () => {
     await vi.advanceTimersByTimeAsync(HOST_SILENCE_MS - 100);
     expect(reports()).toEqual(['p1', 'p1']);
     expect(events).toEqual([`silent p1 ${HOST_SILENCE_MS}`, `silent p1 ${2 * HOST_SILENCE_MS}`]);
+  });
+
+  it('is watched only once the game started: a room before it is quiet by nature', async () => {
+    const { server, peers, reports, fromHost } = await setup('p2', { started: false });
+    peers.made[0]!.openChannels();
+    fromHost();
+    await vi.advanceTimersByTimeAsync(10 * HOST_SILENCE_MS);
+    expect(reports()).toEqual([]);
+    server.send('gameStarted', 0, { mode: '' });
+    fromHost();
+    await vi.advanceTimersByTimeAsync(HOST_SILENCE_MS);
+    expect(reports()).toEqual(['p1']);
   });
 
   it('is not watched in a room without migrate, or with hostSilenceMs null', async () => {

@@ -77,8 +77,9 @@ export interface RoomSessionOptions {
    */
   spareAnswerer?: boolean;
   /**
-   * A client that heard from its host on the data channels and then hears
-   * nothing for this long (ms) reports the host silent to the server, and
+   * A client that heard from its host on the data channels (once the game
+   * started) and then hears nothing for this long (ms) reports the host
+   * silent to the server, and
    * again as often while the silence lasts (default HOST_SILENCE_MS; null:
    * never). Rooms made with `migrate` only: when most of the room reports,
    * the server asks the host for a sign of life and, without one, replaces
@@ -683,7 +684,8 @@ export class RoomSession {
       this.events.emit('peerOpen', peerId);
     });
     peer.on('message', (data, channel) => {
-      if (peerId === this.hostId && this.role === 'client') this.watch?.heard();
+      // Only a started game's traffic: before it, a quiet host is no news.
+      if (peerId === this.hostId && this.role === 'client' && this.info.started) this.watch?.heard();
       this.events.emit('message', peerId, data, channel);
     });
     peer.on('error', (err) => this.events.emit('error', err));
