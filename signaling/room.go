@@ -88,6 +88,7 @@ func (r *room) member(playerID string) *Session {
 }
 
 // successor is who becomes host when the host leaves a migrating room: the
+// member a frozen host's vote chose (prefer, hostcheck.go), else the
 // longest-present member whose connection is up, or failing that the
 // longest-present member (its seat is held; it may come back).
 func (r *room) successor() *Session {
