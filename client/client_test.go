@@ -18,6 +18,7 @@ import (
 	"github.com/hostrelay/hostrelay/internal/leakcheck"
 	"github.com/hostrelay/hostrelay/protocol"
 	"github.com/hostrelay/hostrelay/server"
+	"github.com/hostrelay/hostrelay/signaling"
 )
 
 // startServer runs a real hostrelay in-process on loopback.
@@ -26,6 +27,14 @@ func startServer(t testing.TB) string {
 }
 
 func startServerWithSecret(t testing.TB, secret string, flags ...string) string {
+	t.Helper()
+	url, _ := startServerHub(t, secret, flags...)
+	return url
+}
+
+// startServerHub is startServerWithSecret that also returns the server's
+// lobby, for a test that reads its metrics.
+func startServerHub(t testing.TB, secret string, flags ...string) (string, *signaling.Hub) {
 	t.Helper()
 	cfg, err := server.LoadConfig(append([]string{
 		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
@@ -43,7 +52,7 @@ func startServerWithSecret(t testing.TB, secret string, flags ...string) string 
 		defer cancel()
 		_ = s.Shutdown(ctx)
 	})
-	return "ws://" + s.Addrs().HTTP + "/ws"
+	return "ws://" + s.Addrs().HTTP + "/ws", s.Hub()
 }
 
 func dial(t *testing.T, url, name string) *client.Lobby {

@@ -27,6 +27,9 @@ var (
 	ErrNoPeer = errors.New("client: no open connection to that player")
 	// ErrRoomClosed reports that the host left and the room is gone.
 	ErrRoomClosed = errors.New("client: room closed")
+	// ErrHostReplaced reports that we hosted the room, did not answer the
+	// server's check in time, and another member took it over.
+	ErrHostReplaced = errors.New("client: replaced as host for not answering")
 )
 
 // IsCode reports whether err is a server refusal with this code.

@@ -445,6 +445,17 @@ func (l *Lobby) dispatch(env protocol.Envelope) {
 		l.routeParty(env)
 	case protocol.TypeSpectatorFrame, protocol.TypeSpectateEnded:
 		l.routeSpectator(env)
+	case protocol.TypeHostCheck:
+		// Answered here, on the read loop, on purpose: a host whose program
+		// stopped cannot, one that is merely slow still does at once
+		// (docs/protocol.md, Frozen hosts).
+		var m protocol.HostCheck
+		_ = protocol.DecodeBody(env, &m)
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := l.send(ctx, protocol.TypeHostAlive, 0, &protocol.HostAlive{Nonce: m.Nonce}); err != nil {
+			l.log.Warn("answering the host check", "err", err)
+		}
+		cancel()
 	default:
 		l.mu.Lock()
 		r := l.room

@@ -230,6 +230,14 @@ func (r *Room) handle(env protocol.Envelope) {
 			r.lobby.leftRoom(r)
 			r.shutdown(m.Reason, ErrRoomClosed)
 		}
+	case protocol.TypeHostReplaced:
+		// We hosted, stopped answering, and the server gave the room away:
+		// the session is out of it (join it again to play as a client).
+		var m protocol.HostReplaced
+		if r.decode(env, &m) && m.Room == r.Code() {
+			r.lobby.leftRoom(r)
+			r.shutdown(protocol.ReasonUnresponsive, ErrHostReplaced)
+		}
 	case protocol.TypeSignal:
 		var m protocol.Signal
 		if r.decode(env, &m) {

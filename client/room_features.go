@@ -36,6 +36,17 @@ func (r *Room) Chat(ctx context.Context, text string) error {
 	return r.lobby.call(ctx, protocol.TypeChat, &protocol.Chat{Text: text}, &protocol.OK{})
 }
 
+// ReportHostSilent tells the server that the host has sent nothing for a
+// while (docs/protocol.md, Frozen hosts): once most of the room reports,
+// the server asks the host for a sign of life and replaces it without one.
+// At most one report a second counts (rate_limited past it).
+func (r *Room) ReportHostSilent(ctx context.Context) error {
+	r.mu.Lock()
+	host := r.info.Host
+	r.mu.Unlock()
+	return r.lobby.call(ctx, protocol.TypeHostSilent, &protocol.HostSilent{Host: host}, &protocol.OK{})
+}
+
 // Kick removes a player and bans it from the room (host only).
 func (r *Room) Kick(ctx context.Context, playerID string) error {
 	return r.lobby.call(ctx, protocol.TypeKick, &protocol.Kick{ID: playerID}, &protocol.OK{})

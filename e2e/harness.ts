@@ -138,3 +138,23 @@ export async function joinByLink(page: Page, base: string, code: string, passwor
   }
   await until(page, () => window.hostrelay?.phase === 'room', null);
 }
+
+/**
+ * Ada hosts an Arena room, Bob and Cal join by link and get ready, Ada
+ * starts: every tab's arena is live and both clients are connected to her.
+ */
+export async function arenaGame(h: Harness): Promise<{ ada: Page; bob: Page; cal: Page; code: string }> {
+  const ada = await h.player('ada', { name: 'Ada' });
+  const code = await hostRoom(ada, h.base, { name: 'Arena', mode: 'Arena', max: 4 });
+  const bob = await h.player('bob', { name: 'Bob' });
+  await joinByLink(bob, h.base, code);
+  const cal = await h.player('cal', { name: 'Cal' });
+  await joinByLink(cal, h.base, code);
+  for (const p of [bob, cal]) await p.click('#ready-button');
+  await until(ada, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
+  await ada.click('#start-button');
+  for (const p of [ada, bob, cal]) await until(p, () => window.hostrelayGame?.ready() ?? false, null, 30_000);
+  // Both clients connected to the host before anything else happens.
+  await until(ada, () => (window.hostrelayGame?.hostStats().length ?? 0) === 2, null, 30_000);
+  return { ada, bob, cal, code };
+}

@@ -1,6 +1,6 @@
 import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hostRoom, joinByLink, until, useHarness } from './harness';
+import { arenaGame, until, useHarness } from './harness';
 import { waitForState } from './page-state';
 
 // Faults in real Chromium tabs against the real server: the host's tab
@@ -15,22 +15,8 @@ const RESUME_WITHIN_MS = 2000;
 /** A 2D point the arena draws, with the fields we compare. */
 type Drawn = [number, { x: number; y: number; kind: number; scoreL: number; scoreR: number }][];
 
-/** Host and two clients in a Teams room; everyone ready, game started, every tab's arena live. */
-async function teamsGame(): Promise<{ ada: Page; bob: Page; cal: Page; code: string }> {
-  const ada = await h.player('ada', { name: 'Ada' });
-  const code = await hostRoom(ada, h.base, { name: 'Arena', mode: 'Arena', max: 4 });
-  const bob = await h.player('bob', { name: 'Bob' });
-  await joinByLink(bob, h.base, code);
-  const cal = await h.player('cal', { name: 'Cal' });
-  await joinByLink(cal, h.base, code);
-  for (const p of [bob, cal]) await p.click('#ready-button');
-  await until(ada, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
-  await ada.click('#start-button');
-  for (const p of [ada, bob, cal]) await until(p, () => window.hostrelayGame?.ready() ?? false, null, 30_000);
-  // Both clients connected to the host before anything else happens.
-  await until(ada, () => (window.hostrelayGame?.hostStats().length ?? 0) === 2, null, 30_000);
-  return { ada, bob, cal, code };
-}
+/** Host and two clients in an arena game (harness.ts). */
+const teamsGame = () => arenaGame(h);
 
 const drawn = (p: Page): Promise<Drawn> =>
   p.evaluate(() => window.hostrelayGame!.entities().map(([id, e]) => [id, { x: e.x, y: e.y, kind: e.kind, scoreL: e.scoreL, scoreR: e.scoreR }]));

@@ -31,6 +31,7 @@ type collector struct {
 	src Sources
 
 	sessions, rooms, roomsCreated, roomsClosed, joins, hostMigrations, originsRefused, resumes, refusals, rateLimited family
+	hostChecks, freezeVotesRefused, freezeMigrations                                                                  family
 	spectators, spectates, spectatorFrames, spectatorBufferBytes, spectatorBudgetFrames                               family
 
 	allocations, allocationsCreated, allocationsRefused, channelBindsRefused, authFailures  family
@@ -64,6 +65,12 @@ func newCollector(src Sources) *collector {
 	def(&c.joins, counter, "lobby_joins_total", "Players who joined a room (its creator not counted).")
 	def(&c.hostMigrations, counter, "lobby_host_migrations_total",
 		"Hosts replaced by a member after the host left a room made with migrate.")
+	def(&c.hostChecks, counter, "lobby_host_checks_total",
+		"Hosts asked for a sign of life (hostCheck) after most of their room reported them silent.")
+	def(&c.freezeVotesRefused, counter, "lobby_freeze_votes_refused_total",
+		"Votes on a silent host refused because the host answered its check in time.")
+	def(&c.freezeMigrations, counter, "lobby_freeze_migrations_total",
+		"Hosts replaced for not answering their check (a frozen tab); also counted in lobby_host_migrations_total.")
 	def(&c.originsRefused, counter, "lobby_origins_refused_total",
 		"Browser connections from a page on an origin the server does not allow (-allowed-origins), closed with 1008 and a reason the page can show.")
 	def(&c.resumes, counter, "lobby_resumes_total",
@@ -213,6 +220,9 @@ func (c *collector) collectLobby(ch chan<- prometheus.Metric, m signaling.Metric
 	c.joins.emit(ch, float64(m.Joins))
 	c.hostMigrations.emit(ch, float64(m.HostMigrations))
 	c.originsRefused.emit(ch, float64(m.OriginsRefused))
+	c.hostChecks.emit(ch, float64(m.HostChecks))
+	c.freezeVotesRefused.emit(ch, float64(m.FreezeVotesRefused))
+	c.freezeMigrations.emit(ch, float64(m.FreezeMigrations))
 	c.resumes.emit(ch, float64(m.Resumes), "resumed")
 	c.resumes.emit(ch, float64(m.ResumesFailed), "failed")
 	c.spectators.emit(ch, float64(m.Spectators))

@@ -44,6 +44,10 @@ var goldenCases = []goldenCase{
 	{"verified player", TypePlayerUpdated, 0, &PlayerUpdated{Player: Player{ID: "p3", Name: "Ada", Verified: true, UserID: "u_42", Meta: `{"rank":3}`}}},
 	{"player away", TypePlayerUpdated, 0, &PlayerUpdated{Player: Player{ID: "p2", Name: "Grace", Ping: 12, Away: true}}},
 	{"host changed", TypeHostChanged, 0, &HostChanged{Host: "p2", Previous: "p1"}},
+	{"host silent", TypeHostSilent, 6, &HostSilent{Host: "p1"}},
+	{"host check", TypeHostCheck, 0, &HostCheck{Nonce: 3_000_000_000}},
+	{"host alive", TypeHostAlive, 0, &HostAlive{Nonce: 3_000_000_000}},
+	{"host replaced", TypeHostReplaced, 0, &HostReplaced{Room: "ABC2345", Host: "p2", Reason: ReasonUnresponsive}},
 	{"ice refresh", TypeICERefresh, 0, &ICERefresh{ICE: ICE{Servers: []ICEServer{{
 		URLs: []string{"turn:127.0.0.1:3478?transport=udp"}, Username: "1795003600:s_4kq9z2mx7c3v", Credential: "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg="}}, TTL: 3600}}},
 	{"error reply", TypeError, 7, &Error{Code: CodeRoomFull, Message: "room ABC2345 is full (8 of 8)"}},

@@ -225,6 +225,9 @@ func NewBody(typ string) (any, bool) {
 	if b, ok := newResumeBody(typ); ok {
 		return b, true
 	}
+	if b, ok := newHostCheckBody(typ); ok {
+		return b, true
+	}
 	if b, ok := newPartyBody(typ); ok {
 		return b, true
 	}

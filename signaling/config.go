@@ -117,6 +117,14 @@ type Config struct {
 	SpectatorBudgetBytes     int
 	SpectatorQueue           int
 
+	// Frozen hosts (hostcheck.go): a member's reports of a silent host
+	// come at most one per HostReportEvery (rate_limited past it) and count
+	// for HostReportWindow; the host has HostCheckDeadline to answer
+	// hostCheck before it is replaced.
+	HostReportEvery   time.Duration
+	HostReportWindow  time.Duration
+	HostCheckDeadline time.Duration
+
 	// Logger receives the hub's logs; nil: slog.Default().
 	Logger *slog.Logger
 	// Now is the clock; nil: time.Now. Tests replace it.
@@ -179,6 +187,15 @@ func DefaultConfig() Config {
 		// two each, in at most a quarter of it.
 		SpectatorBudgetBytes: 64 << 20,
 		SpectatorQueue:       64,
+		// Clients report every 3 s of silence (the SDK's HOST_SILENCE_MS):
+		// a report a second is room to spare, and three reports' worth of
+		// window lets reports sent a few seconds apart add up.
+		HostReportEvery:  time.Second,
+		HostReportWindow: 10 * time.Second,
+		// The answer comes from the page's WebSocket message handler: a
+		// hidden tab (timers at 1 Hz) runs it at once, a 500 ms stall
+		// delays it by that, plus a round trip; a frozen page never does.
+		HostCheckDeadline: 2 * time.Second,
 	}
 }
 
@@ -227,7 +244,8 @@ func (c Config) validate() error {
 	}
 	for name, v := range map[string]time.Duration{"PingInterval": c.PingInterval, "PongTimeout": c.PongTimeout,
 		"WriteTimeout": c.WriteTimeout, "HandshakeTimeout": c.HandshakeTimeout,
-		"JoinFailureEvery": c.JoinFailureEvery, "ListInterval": c.ListInterval} {
+		"JoinFailureEvery": c.JoinFailureEvery, "ListInterval": c.ListInterval,
+		"HostReportEvery": c.HostReportEvery, "HostReportWindow": c.HostReportWindow, "HostCheckDeadline": c.HostCheckDeadline} {
 		if v <= 0 {
 			errs = append(errs, fmt.Errorf("%s %v: must be positive", name, v))
 		}

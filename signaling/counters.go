@@ -31,6 +31,7 @@ const (
 	limitSpectatorFrames                     // SpectatorFramesPerSecond and SpectatorBufferBytes
 	limitFramesPerMessage                    // MaxFramesPerMessage
 	limitFloodHold                           // an upgrade refused while its network is held after a flood (floodpenalty.go)
+	limitHostReports                         // HostReportEvery (hostcheck.go)
 	rateLimits                               // how many there are
 )
 
@@ -47,6 +48,7 @@ var rateLimitNames = [rateLimits]string{ //nolint:gochecknoglobals // a read-onl
 	limitSpectatorFrames:    "spectator_frames_per_room",
 	limitFramesPerMessage:   "frames_per_message",
 	limitFloodHold:          "flood_hold",
+	limitHostReports:        "host_reports_per_member",
 }
 
 // RateLimits are the labels Metrics.RateLimited counts by.
@@ -94,9 +96,14 @@ type counters struct {
 	roomsClosed    atomic.Uint64
 	joins          atomic.Uint64
 	hostMigrations atomic.Uint64
-	resumes        atomic.Uint64
-	resumesFailed  atomic.Uint64
-	originsRefused atomic.Uint64
+	// Frozen hosts (hostcheck.go): checks sent, checks the host answered
+	// (a vote refused), hosts replaced for not answering.
+	hostChecks         atomic.Uint64
+	freezeVotesRefused atomic.Uint64
+	freezeMigrations   atomic.Uint64
+	resumes            atomic.Uint64
+	resumesFailed      atomic.Uint64
+	originsRefused     atomic.Uint64
 	// Spectators: watches begun, frames taken from hosts, frames queued to
 	// spectators, and frames a spectator lost (slow, or away).
 	spectates              atomic.Uint64
@@ -136,10 +143,16 @@ type Metrics struct {
 	RoomsCreated   uint64
 	RoomsClosed    uint64 // closed because their host left (and no member could take over)
 	Joins          uint64 // players who joined a room (not counting its creator)
-	HostMigrations uint64 // a member made host when the host left
-	Resumes        uint64 // sessions taken back on a new connection
-	ResumesFailed  uint64 // resume attempts refused (resume_failed)
-	OriginsRefused uint64 // browser connections from an origin not allowed, closed with OriginRefusedReason
+	HostMigrations uint64 // a member made host when the host left (frozen hosts included)
+	// Frozen hosts: hostChecks sent after a majority reported the host
+	// silent, checks the host answered (the vote refused), and hosts
+	// replaced for not answering.
+	HostChecks         uint64
+	FreezeVotesRefused uint64
+	FreezeMigrations   uint64
+	Resumes            uint64 // sessions taken back on a new connection
+	ResumesFailed      uint64 // resume attempts refused (resume_failed)
+	OriginsRefused     uint64 // browser connections from an origin not allowed, closed with OriginRefusedReason
 	// Spectators watching now, watches begun, spectator frames taken from
 	// hosts, queued to spectators, and dropped (a slow or away spectator).
 	Spectators             int
@@ -188,6 +201,7 @@ func (h *Hub) Metrics() Metrics {
 	m.Joins, m.HostMigrations = c.joins.Load(), c.hostMigrations.Load()
 	m.Resumes, m.ResumesFailed = c.resumes.Load(), c.resumesFailed.Load()
 	m.OriginsRefused = c.originsRefused.Load()
+	m.HostChecks, m.FreezeVotesRefused, m.FreezeMigrations = c.hostChecks.Load(), c.freezeVotesRefused.Load(), c.freezeMigrations.Load()
 	m.Spectates, m.SpectatorFramesIn = c.spectates.Load(), c.spectatorFramesIn.Load()
 	m.SpectatorFramesOut, m.SpectatorFramesDropped = c.spectatorFramesOut.Load(), c.spectatorFramesDropped.Load()
 	m.SpectatorBufferBytes = h.spectators.bytes()

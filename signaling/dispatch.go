@@ -184,6 +184,8 @@ func newRoutes() map[string]route {
 		protocol.TypeStopSpectating: serve(spec[protocol.StopSpectating]{ignoreBody: true, do: stopSpectating}),
 		protocol.TypeSpectatorFrame: serve(spec[protocol.SpectatorFrame]{from: asHost, why: "send spectator frames",
 			before: beforeSpectatorFrame, do: spectatorFrame}),
+		protocol.TypeHostSilent: serve(spec[protocol.HostSilent]{from: inRoom, why: joinFirst, do: hostSilent}),
+		protocol.TypeHostAlive:  serve(spec[protocol.HostAlive]{do: hostAlive}),
 	}
 }
 

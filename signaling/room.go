@@ -50,6 +50,11 @@ type room struct {
 	// listing is set on another node's room (Hub.remote): all this node
 	// knows of it is what the room list shows.
 	listing *protocol.RoomSummary
+	// vote is the room's vote on a silent host (hostcheck.go), nil until
+	// the first report; prefer, set while a frozen host is replaced, is
+	// the successor the vote chose.
+	vote   *hostVote
+	prefer *Session
 }
 
 func hashPassword(p string) []byte {
@@ -83,9 +88,13 @@ func (r *room) member(playerID string) *Session {
 }
 
 // successor is who becomes host when the host leaves a migrating room: the
+// member a frozen host's vote chose (prefer, hostcheck.go), else the
 // longest-present member whose connection is up, or failing that the
 // longest-present member (its seat is held; it may come back).
 func (r *room) successor() *Session {
+	if p := r.prefer; p != nil && !p.away && p.room == r {
+		return p
+	}
 	for _, m := range r.members {
 		if !m.away {
 			return m

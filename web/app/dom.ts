@@ -83,6 +83,7 @@ export const ui = {
 
   // room
   roomNameOut: el('room-name-out', HTMLSpanElement),
+  roomNotice: el('room-notice', HTMLParagraphElement),
   roomLock: el('room-lock', HTMLSpanElement),
   roleOut: el('role-out', HTMLElement),
   roomModeOut: el('room-mode-out', HTMLSpanElement),

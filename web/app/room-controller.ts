@@ -10,7 +10,7 @@ import {
   type RunningGame,
   type Unsubscribe,
 } from '@hostrelay/sdk';
-import { MAX_CHAT_TEXT } from '@hostrelay/protocol';
+import { MAX_CHAT_TEXT, Reason } from '@hostrelay/protocol';
 import { fieldError, ui } from './dom';
 import { gameOf } from './games';
 import { mark, markOnce } from './marks';
@@ -31,6 +31,8 @@ interface ActiveRoom {
   game: RunningGame | null;
   offs: Unsubscribe[];
   timer: number;
+  /** Who took the room over when this tab, its host, stopped answering (hostReplaced). */
+  replacedBy: string | null;
 }
 
 /** The page shows as many chat lines as the session keeps. */
@@ -47,6 +49,8 @@ export class RoomController {
   private active: ActiveRoom | null = null;
   /** Where a client goes back to after a reconnect. */
   private rejoin: { code: string; password: string } | null = null;
+  /** The lobby connection the room was entered on: a replaced host walks back in on it. */
+  private lobby: LobbyClient | null = null;
 
   constructor(
     private readonly store: Store,
@@ -72,6 +76,7 @@ export class RoomController {
   }
 
   async create(client: LobbyClient, settings: CreateRoomOptions): Promise<void> {
+    this.lobby = client;
     this.enter(await RoomSession.create(client, settings, sessionOptions), '');
   }
 
@@ -79,12 +84,14 @@ export class RoomController {
   async quickPlay(client: LobbyClient, mode: string): Promise<void> {
     // A game that seats fewer than the server's default room (the duel) asks for rooms its size.
     const maxPlayers = gameOf(mode).maxPlayers;
+    this.lobby = client;
     this.enter(await RoomSession.quickPlay(client, mode, { migrate: true, ...(maxPlayers ? { maxPlayers } : {}) }, sessionOptions), '');
   }
 
   /** Our party's leader pressed Play now: the server already put us in this room. */
   placed(client: LobbyClient, joined: RoomJoined): void {
     if (this.active) return; // cannot happen: the server places only members outside a room
+    this.lobby = client;
     this.enter(new RoomSession(client, joined, sessionOptions), '');
   }
 
@@ -96,6 +103,7 @@ export class RoomController {
     createPeerConnection?: RoomSessionOptions['createPeerConnection'],
   ): Promise<void> {
     const options = createPeerConnection ? { ...sessionOptions, createPeerConnection } : sessionOptions;
+    this.lobby = client;
     this.enter(await RoomSession.join(client, code, password, options), password);
   }
 
@@ -103,6 +111,7 @@ export class RoomController {
   onReconnected(client: LobbyClient): void {
     const back = this.rejoin;
     if (!back || this.active) return;
+    this.lobby = client;
     RoomSession.join(client, back.code, back.password, sessionOptions).then(
       (s) => this.enter(s, back.password),
       (err: unknown) => {
@@ -123,6 +132,7 @@ export class RoomController {
       game: null,
       offs: [],
       timer: 0,
+      replacedBy: null,
     };
     this.active = room;
     this.rejoin = session.role === 'client' || session.room.migrate ? { code: session.room.code, password } : null;
@@ -148,6 +158,9 @@ export class RoomController {
         this.store.update({ role, room: session.room, players: this.views(room), openPeers: session.openPeers });
       }),
       session.on('peerClose', () => this.store.update({ openPeers: session.openPeers })),
+      session.on('hostReplaced', (e) => {
+        room.replacedBy = session.players.find((p) => p.id === e.host)?.name ?? null;
+      }),
       session.on('error', (err: PeerError | LobbyError) =>
         this.store.update({ error: { code: err.code, message: err.message } }),
       ),
@@ -255,6 +268,18 @@ export class RoomController {
       case 'left':
       case 'pagehide':
         return;
+      case Reason.Unresponsive: {
+        // This tab hosted the room and stopped answering (frozen: a locked
+        // phone, a debugger); the server gave the room to another player.
+        // The room goes on: walk back in as one of its players.
+        const by = room.replacedBy ?? 'another player';
+        this.store.update({
+          openPeers: [],
+          notice: `Your tab stopped responding (it was frozen or asleep), so ${by} took over as host. You are back in the room as a player.`,
+        });
+        if (this.lobby && this.rejoin) this.onReconnected(this.lobby);
+        return;
+      }
       case 'disconnected':
         if (this.rejoin) {
           // Stay on the room page under the reconnecting banner; onReconnected takes us back in.

@@ -121,6 +121,8 @@ export function renderRoom(s: Readonly<HostrelayState>): void {
   ui.roleOut.textContent = s.role === 'host' ? 'the host' : 'a player';
   ui.roomModeOut.textContent = room.mode ? ` · ${room.mode}` : '';
   ui.roomCodeOut.textContent = room.code;
+  ui.roomNotice.hidden = s.notice === null;
+  ui.roomNotice.textContent = s.notice ?? '';
   ui.shareCard.hidden = s.started;
   ui.readyCard.hidden = s.started;
   ui.gameCard.hidden = !s.started;

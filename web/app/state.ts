@@ -49,6 +49,8 @@ export interface HostrelayState {
   /** The running game's round trip to the host (client only; null for the host or until measured). */
   rttMs: number | null;
   error: { code: string; message: string } | null;
+  /** A message the room view shows above the room until the page leaves it (a host replaced for not answering). */
+  notice: string | null;
   /** Game-channel packets received, of any kind. */
   packetsReceived: number;
   /** The room we watch as a spectator (phase watch), with the server's delay in ms. */
@@ -88,6 +90,7 @@ export function initialState(phase: Phase, name: string): HostrelayState {
     openPeers: [],
     rttMs: null,
     error: null,
+    notice: null,
     packetsReceived: 0,
     watching: null,
     node: { id: '', region: '' },

@@ -122,6 +122,11 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   const samples: [number, number, number][] = [];
   let ended: string | null = null;
   let promoted = false;
+  // Why the host we follow went, as its playerLeft said (it comes before hostChanged).
+  let hostGone = 'left';
+  const offLeft = session.on('playerLeft', (p, reason) => {
+    if (p.id === session.hostId) hostGone = reason === 'unresponsive' ? 'stopped responding' : 'left';
+  });
   const promote = (): void => {
     if (!client || host) return;
     const handover = client.net.handover() ?? undefined;
@@ -145,7 +150,7 @@ export function mountArena(opts: ArenaOptions): RunningGame {
     const slot = host ? (host.net.players.find((p) => p.id === transport.localId)?.slot ?? 0) : client?.net.slot;
     const team = slot === null || slot === undefined ? '' : `You play for ${teamName(teamOf(slot))}. `;
     const kicked = client?.net.kicked;
-    const lead = promoted ? 'The host left: you host the game now. ' : '';
+    const lead = promoted ? `The host ${hostGone}: you host the game now. ` : '';
     status.textContent =
       ended ?? (kicked ? `Kicked by the host: ${kicked}` : slot === null ? 'Connecting to the host…' : lead + team);
   };
@@ -187,7 +192,12 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   }, 250);
 
   const offClosed = session.on('closed', (reason) => {
-    ended = reason === 'host_left' ? 'The host left: the game is over.' : `The game ended (${reason}).`;
+    ended =
+      reason === 'host_left'
+        ? 'The host left: the game is over.'
+        : reason === 'unresponsive'
+          ? 'Your tab stopped responding, so another player took over as host.'
+          : `The game ended (${reason}).`;
     setStatus();
     host?.stop();
     client?.stop();
@@ -250,6 +260,7 @@ export function mountArena(opts: ArenaOptions): RunningGame {
       stopPublishing();
       offClosed();
       offHost?.();
+      offLeft();
       host?.stop();
       client?.stop();
       transport.dispose();

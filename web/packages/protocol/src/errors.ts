@@ -66,6 +66,8 @@ export const Reason = {
   OperatorClosed: 'operator_closed',
   /** The room's node left the cluster (RoomClosed) or a member was on it (PlayerLeft). */
   RoomLost: 'room_lost',
+  /** The host did not answer the server's hostCheck in time and another member took over (PlayerLeft, HostReplaced). */
+  Unresponsive: 'unresponsive',
 } as const;
 export type CloseReason = (typeof Reason)[keyof typeof Reason];
 

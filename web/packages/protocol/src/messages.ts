@@ -32,6 +32,10 @@ export const MessageType = {
   RoomListUpdate: 'roomListUpdate',
   HostChanged: 'hostChanged',
   IceRefresh: 'iceRefresh',
+  HostSilent: 'hostSilent',
+  HostCheck: 'hostCheck',
+  HostAlive: 'hostAlive',
+  HostReplaced: 'hostReplaced',
   QuickPlay: 'quickPlay',
   CreateParty: 'createParty',
   JoinParty: 'joinParty',
@@ -343,6 +347,28 @@ export interface IceRefresh {
   ice: Ice;
 }
 
+/** A client's report that `host` has sent nothing on the game channel for a while (docs/protocol.md, Frozen hosts). */
+export interface HostSilent {
+  host: string;
+}
+
+/** The server asks the host for a sign of life: answer hostAlive with the same nonce (the SDK does, from its message handler). */
+export interface HostCheck {
+  nonce: number;
+}
+
+/** The host's answer to hostCheck. */
+export interface HostAlive {
+  nonce: number;
+}
+
+/** To a host replaced for not answering hostCheck: `host` took over `room`, and this session is out of it. */
+export interface HostReplaced {
+  room: string;
+  host: string;
+  reason: string;
+}
+
 /**
  * A seat in the fullest public, unstarted, unpassworded room of `mode` with
  * seats for the sender's whole party, or a new public room of the mode
@@ -462,6 +488,10 @@ export interface MessageMap {
   roomListUpdate: RoomListUpdate;
   hostChanged: HostChanged;
   iceRefresh: IceRefresh;
+  hostSilent: HostSilent;
+  hostCheck: HostCheck;
+  hostAlive: HostAlive;
+  hostReplaced: HostReplaced;
   quickPlay: QuickPlay;
   createParty: CreateParty;
   joinParty: JoinParty;

@@ -17,6 +17,7 @@ export { RoomDirectory, type RoomDirectoryEvents } from './room-directory.js';
 export { backoff, type BackoffOptions, type ReconnectPolicy } from './reconnect.js';
 export {
   DEFAULT_MAX_CHAT_LINES,
+  HOST_SILENCE_MS,
   RoomSession,
   type PeerIceState,
   type PeerPairTypes,
@@ -25,6 +26,7 @@ export {
   type RoomSessionEvents,
   type RoomSessionOptions,
 } from './room-session.js';
+export { HostSilenceWatch, type WatchClock } from './silence-watch.js';
 export { DEFAULT_CONNECT_TIMEOUT_MS, PeerLink, type ChannelData, type PeerLinkEvents, type PeerLinkOptions } from './peer-link.js';
 export { channelConfig, DEFAULT_MAX_BUFFERED_GAME, type ChannelName } from './channels.js';
 export { Emitter, type EventMap, type Unsubscribe } from './emitter.js';

@@ -286,6 +286,17 @@ export class LobbyClient {
     await this.call('signal', signal, 'ok');
   }
 
+  /**
+   * Tells the server that `host`, our room's host, has sent nothing on the
+   * game channel for a while. RoomSession does it by itself (hostSilenceMs);
+   * the server counts one report per player, at most one a second
+   * ('rate_limited' past it), and checks on the host once most of the room
+   * reported (docs/protocol.md, Frozen hosts).
+   */
+  async reportHostSilent(host: string): Promise<void> {
+    await this.call('hostSilent', { host }, 'ok');
+  }
+
   /** Changes our name; in a room everyone hears playerUpdated. */
   async setName(name: string): Promise<void> {
     await this.call('setName', { name }, 'ok');

@@ -6,6 +6,7 @@ import {
   type ChatMessage,
   type GameStarted,
   type HostChanged,
+  type HostReplaced,
   type Ice,
   type Player,
   type RoomInfo,
@@ -18,6 +19,7 @@ import { ClientErrorCode, LobbyError, type PeerError } from './errors.js';
 import type { CreateRoomOptions, LobbyClient, QuickPlayOptions, RoomSettings } from './lobby-client.js';
 import { PeerLink, type ChannelData } from './peer-link.js';
 import { backoff, type ReconnectPolicy } from './reconnect.js';
+import { HostSilenceWatch } from './silence-watch.js';
 import type { SelectedPair } from './stats.js';
 
 export type Role = 'host' | 'client';
@@ -74,7 +76,24 @@ export interface RoomSessionOptions {
    * TURN URL (two or three), within the per-session quota.
    */
   spareAnswerer?: boolean;
+  /**
+   * A client that heard from its host on the data channels (once the game
+   * started) and then hears nothing for this long (ms) reports the host
+   * silent to the server, and
+   * again as often while the silence lasts (default HOST_SILENCE_MS; null:
+   * never). Rooms made with `migrate` only: when most of the room reports,
+   * the server asks the host for a sign of life and, without one, replaces
+   * it (docs/protocol.md, Frozen hosts).
+   */
+  hostSilenceMs?: number | null;
 }
+
+/**
+ * How long a client waits on a silent host before reporting it: a game
+ * sends 20–60 packets a second and a hidden host tab still sends on every
+ * input it gets, so 3 s of nothing is a page that stopped, not loss.
+ */
+export const HOST_SILENCE_MS = 3000;
 
 /** A client's offer made before its join's reply, and the lobby session it was made on. */
 interface EarlyOffer {
@@ -125,6 +144,18 @@ export interface RoomSessionEvents {
    * authority is now here, and clients are about to offer to us.
    */
   hostChanged: [change: { host: string; previous: string; role: Role }];
+  /**
+   * (Client) The host has sent nothing for `silentMs` and this tab reported
+   * it (hostSilenceMs). The game may be about to move to another host.
+   */
+  hostSilent: [info: { host: string; silentMs: number }];
+  /**
+   * (The old host) This tab was the host, stopped answering (it was frozen:
+   * a locked phone, a discarded tab, a debugger) and the server gave the
+   * room to `host`. 'closed' with reason 'unresponsive' follows; join the
+   * room again to play on as a client.
+   */
+  hostReplaced: [event: HostReplaced];
   /**
    * Fresh TURN credentials were applied to every peer connection (clients
    * restart ICE on them); `count` is how many refreshes this session has had.
@@ -187,6 +218,8 @@ export class RoomSession {
   /** The host's answerer for the next offer, made ahead (spareAnswerer). */
   private spare: PeerLink | null = null;
   private spareTimer: ReturnType<typeof setTimeout> | null = null;
+  /** Watches the host for silence (a client in a migrate room); null when off or refused for good. */
+  private watch: HostSilenceWatch | null = null;
 
   /** Creates a room and becomes its host. */
   static async create(lobby: LobbyClient, room: CreateRoomOptions, options?: RoomSessionOptions): Promise<RoomSession> {
@@ -276,6 +309,9 @@ export class RoomSession {
       throw new RangeError(`RoomSession: spectatorFramesPerSecond must be above 0, not ${this.spectatorRate}`);
     }
     this.spectatorTokens = this.spectatorRate;
+    const silence = options.hostSilenceMs === undefined ? HOST_SILENCE_MS : options.hostSilenceMs;
+    if (silence !== null && !(silence > 0)) throw new RangeError(`RoomSession: hostSilenceMs must be above 0 or null, not ${silence}`);
+    if (silence !== null && joined.room.migrate) this.watch = new HostSilenceWatch(silence, (ms) => this.reportSilence(ms));
 
     this.offs.push(
       lobby.on('signal', (s) => this.onSignal(s)),
@@ -288,6 +324,7 @@ export class RoomSession {
       lobby.on('chatMessage', (m) => this.onChat(m)),
       lobby.on('hostChanged', (e) => this.onHostChanged(e)),
       lobby.on('iceRefresh', (ice) => this.onIceRefresh(ice)),
+      lobby.on('hostReplaced', (e) => this.onHostReplaced(e)),
       lobby.on('close', ({ error }) => this.close(error?.code === ErrorCode.RoomLost ? Reason.RoomLost : Reason.Disconnect)),
       lobby.on('error', (err) => this.events.emit('error', err)),
     );
@@ -478,6 +515,7 @@ export class RoomSession {
     if (this.closedReason !== null) return;
     this.closedReason = reason;
     this.cancelRelink();
+    this.watch?.stop();
     this.early?.link.close();
     this.early = null;
     this.dropSpare();
@@ -535,8 +573,31 @@ export class RoomSession {
     }
     if (role === 'host') this.prepareSpare();
     else this.dropSpare();
+    // A game that was flowing is watched under the new host too, from now.
+    if (role === 'host') this.watch?.stop();
+    else this.watch?.hostChanged();
     this.events.emit('hostChanged', { host: e.host, previous: e.prev, role });
     if (role === 'client' && !this.peers.has(e.host)) this.connectToHost();
+  }
+
+  /** The server gave our room to another member: this tab had stopped answering as its host. */
+  private onHostReplaced(e: HostReplaced): void {
+    if (this.closed || e.room !== this.info.code) return;
+    this.events.emit('hostReplaced', e);
+    this.close(Reason.Unresponsive);
+  }
+
+  /** The watch found the host silent: tell the server (it counts one report per player). */
+  private reportSilence(silentMs: number): void {
+    const host = this.hostId;
+    this.events.emit('hostSilent', { host, silentMs });
+    this.lobby.reportHostSilent(host).catch((err: unknown) => {
+      // Refused for good (a room without migrate, not a member any more): stop watching.
+      if (err instanceof LobbyError && err.code !== ErrorCode.RateLimited && err.code !== ClientErrorCode.Timeout) {
+        this.watch?.stop();
+        this.watch = null;
+      }
+    });
   }
 
   /** New credentials: kept for peers made from now on, and handed to every open one. */
@@ -622,7 +683,11 @@ export class RoomSession {
       openedAt = Date.now();
       this.events.emit('peerOpen', peerId);
     });
-    peer.on('message', (data, channel) => this.events.emit('message', peerId, data, channel));
+    peer.on('message', (data, channel) => {
+      // Only a started game's traffic: before it, a quiet host is no news.
+      if (peerId === this.hostId && this.role === 'client' && this.info.started) this.watch?.heard();
+      this.events.emit('message', peerId, data, channel);
+    });
     peer.on('error', (err) => this.events.emit('error', err));
     peer.on('close', () => {
       this.droppedByClosedPeers += peer.dropped;

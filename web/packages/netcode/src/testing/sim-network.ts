@@ -109,9 +109,10 @@ export class SimNetwork {
    * The host's tab goes away and the client `newHost` takes over, in the
    * order the lobby tells it: every link to the old host closes, everyone
    * hears hostChanged, then each remaining client's link to the new host
-   * opens on the next turn (its offer and the answer).
+   * opens on the next turn (its offer and the answer), or `linkMs` later
+   * (the offer, the answer and the handshakes on a slow network).
    */
-  migrate(newHost: string): void {
+  migrate(newHost: string, linkMs = 0): void {
     const old = this.host;
     if (newHost === old || !this.endpoints.has(newHost)) return;
     this.endpoints.delete(old);
@@ -133,7 +134,7 @@ export class SimNetwork {
         next.events.emit('peerOpen', ep.localId);
         ep.events.emit('peerOpen', newHost);
       }
-    }, 0);
+    }, linkMs);
   }
 
   /** What crossed the wire at this endpoint (after the conditioner's losses, before its delays on the far side). */

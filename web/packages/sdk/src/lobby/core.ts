@@ -1,6 +1,7 @@
 import {
   ProtocolError,
   decodeFrame,
+  encodeFrame,
   type Frame,
   type Ice,
   type MessageMap,
@@ -218,6 +219,11 @@ export class LobbyCore {
     }
     // A move's new connection answers its hello and has nothing else to say yet.
     if (!counted && frame.id === 0) return;
+    // The server asks a host whose clients hear nothing from it for a sign
+    // of life. It is answered here, in the socket's message handler, on
+    // purpose: a frozen page cannot run it, and a hidden page (timers at
+    // 1 Hz) still runs it at once (docs/protocol.md, Frozen hosts).
+    if (frame.t === 'hostCheck') transportOf(this.state)?.send(encodeFrame('hostAlive', 0, { nonce: frame.b?.nonce ?? 0 }));
     if (frame.id !== 0) this.connection.answer(frame);
     else dispatchEvent(this.events, frame);
   }

@@ -3,6 +3,8 @@ import {
   type ChatMessage,
   type GameStarted,
   type HostChanged,
+  type HostCheck,
+  type HostReplaced,
   type Ice,
   type MessageMap,
   type MessageTypeName,
@@ -47,6 +49,13 @@ export interface LobbyEvents {
   hostChanged: [event: HostChanged];
   /** Fresh TURN credentials for this session, before the old ones expire. */
   iceRefresh: [ice: Ice];
+  /** The server asked us (the host) for a sign of life; the client has already answered it. */
+  hostCheck: [check: HostCheck];
+  /**
+   * We were the host, did not answer a hostCheck in time (the page was
+   * frozen), and `host` took over `room`: this session is out of the room.
+   */
+  hostReplaced: [event: HostReplaced];
   /**
    * Our party's leader pressed Play now and the server put us in a room with
    * the party. Start a RoomSession from it in the listener (synchronously):
@@ -101,6 +110,8 @@ const EVENT_FRAMES: { [T in MessageTypeName]?: EventHandler<T> } = {
   roomListUpdate: (e, b) => e.emit('roomListUpdate', b),
   hostChanged: (e, b) => e.emit('hostChanged', b),
   iceRefresh: (e, b) => e.emit('iceRefresh', b.ice),
+  hostCheck: (e, b) => e.emit('hostCheck', b),
+  hostReplaced: (e, b) => e.emit('hostReplaced', b),
   roomJoined: (e, b) => e.emit('roomJoined', b),
   partyUpdated: (e, b) => e.emit('partyUpdated', b.party),
   spectatorFrame: (e, b) => e.emit('spectatorFrame', b),
