@@ -20,6 +20,8 @@ export interface HostrelayDuelHooks {
   desyncs(): Desync[];
   setAutopilot(on: boolean): void;
   setConditions(c: Partial<Conditions>): void;
+  /** Moves the ball 1/256 px on this tab only, 20 frames from now: a desync the host must heal. */
+  forceDesync(): void;
 }
 
 declare global {

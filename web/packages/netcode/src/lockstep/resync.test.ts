@@ -74,7 +74,7 @@ describe.each(['rollback', 'lockstep'] as const)('%s kickball at 100 ms RTT / 20
     const active = stay.map(() => 0);
     stay.forEach((p, i) => {
       p.on('seat', (...e) => seats[i]!.push(e));
-      p.on('confirm', (f, inputs) => {
+      p.on('confirm', (_f, inputs) => {
         const n = inputs[2]!;
         const left = seats[i]!.length > 0;
         if (left && (n.up || n.down || n.left || n.right)) active[i]!++;
@@ -160,7 +160,7 @@ describe.each(['rollback', 'lockstep'] as const)('%s kickball at 100 ms RTT / 20
     const diverged = m.peers[bySlot(m, 2)]!;
     expect(healed.map((h) => h.slot)).toEqual([2]);
     expect(host.stats()).toMatchObject({ desyncs: 1, healed: 1 });
-    expect(diverged.stats()).toMatchObject({ desyncs: 1, resyncs: 1 });
+    expect(diverged.stats()).toMatchObject({ desyncs: 1, resyncs: 1, healed: 1 });
     expect(seen.resyncs[bySlot(m, 2)]!.map((r) => r.reason)).toEqual(['desync']);
     expect(seen.resyncs[bySlot(m, 1)]).toEqual([]);
     // The hash log keeps the divergence; every frame after the heal agrees.

@@ -118,7 +118,7 @@ export interface LockstepStats {
   desyncs: number;
   /** States sent (host) or taken (client) to join, resume, heal a desync or switch mode. */
   resyncs: number;
-  /** Host: desyncs healed (the peer's hashes matched again after its resync). */
+  /** Desyncs healed: on the host, the peer's hashes matched again after its resync; on a client, it played on from the host's state. */
   healed: number;
   /** The last desync-to-healed time in ms: host, detected to matching again; client, told to playing on from the host's state (0: none yet). */
   lastHealMs: number;
@@ -602,6 +602,7 @@ export class LockstepSession<S, I> {
     this.newestArrivalAt = now;
     this.resyncCount++;
     if (this.desyncAt >= 0) {
+      this.healedCount++;
       this.lastHeal = now - this.desyncAt;
       this.desyncAt = -1;
     }
