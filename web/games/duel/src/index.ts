@@ -211,6 +211,8 @@ export function mountDuel(opts: DuelOptions): RunningGame {
         pilotBox.checked = on;
       },
       setConditions: (c) => transport.setConditions(c),
+      roster: () => [...session.roster],
+      switchMode: (mode) => session.switchMode(mode),
       forceDesync: () => {
         nudgeFrame = session.frame + 20;
       },

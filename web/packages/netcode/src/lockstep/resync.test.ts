@@ -177,6 +177,8 @@ describe('the mode switch (kickball, host and 2 clients, 100 ms RTT / 20 ms jitt
   ] as const)('switches from %s to %s and back at frame boundaries, every peer following, in step throughout', (from, to) => {
     const m = kickballMatch({ mode: from, clients: 2, conditions: BAD, seed: 12 });
     const seen = watch(m.peers);
+    const desyncs: unknown[] = [];
+    for (const p of m.peers) p.on('desync', (d) => desyncs.push(d));
     const modes: string[][] = m.peers.map(() => []);
     m.peers.forEach((p, i) => p.on('mode', (mode) => modes[i]!.push(mode)));
     const host = m.peers[0]!;
@@ -200,6 +202,7 @@ describe('the mode switch (kickball, host and 2 clients, 100 ms RTT / 20 ms jitt
       ['mode', 'mode'],
     ]);
     expect(agree(m.peers).same).toBe(true);
+    expect(desyncs).toEqual([]);
     expect(() => m.peers[1]!.switchMode(to)).toThrow(/only the host/);
   });
 });
