@@ -43,15 +43,7 @@ async function play(host: Page, client: Page): Promise<void> {
   }
   await client.selectOption('#hr-duel-net', BAD_NET);
   for (const page of [host, client]) await page.check('#hr-duel-autopilot');
-  const from = await host.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame);
-  await until(client, (end) => window.hostrelayDuel!.stats().confirmedFrame >= end, from + PLAY_FRAMES, 30_000);
-
-  // The same state on both tabs: the hash after a frame both have confirmed.
-  const confirmed = await Promise.all([host, client].map((p) => p.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame)));
-  const frame = Math.min(...confirmed) - 10;
-  const hashes = await Promise.all([host, client].map((p) => p.evaluate((f) => window.hostrelayDuel!.hashAt(f), frame)));
-  expect(hashes[0]).not.toBeNull();
-  expect(hashes[1]).toBe(hashes[0]);
+  await inStep(host, client, PLAY_FRAMES);
   for (const page of [host, client]) {
     expect(await page.evaluate(() => window.hostrelayDuel!.phase())).toBe('running');
     expect(await page.evaluate(() => window.hostrelayDuel!.desyncs())).toEqual([]);
@@ -63,7 +55,7 @@ async function play(host: Page, client: Page): Promise<void> {
 async function shoot(pages: [string, Page][]): Promise<void> {
   const dir = process.env['HOSTRELAY_SCREENSHOTS'] ?? 'test-results';
   mkdirSync(dir, { recursive: true });
-  for (const [name, page] of pages) await page.screenshot({ path: `${dir}/${name}.png` });
+  for (const [name, page] of pages) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
 }
 
 describe('the duel', () => {
@@ -113,7 +105,7 @@ describe('the duel', () => {
   });
 });
 
-/** Lets both autopilots play `frames` more frames (on the slower tab's count), then checks both tabs hold the same hash for a frame both confirmed. */
+/** Lets both autopilots play `frames` more frames (on `b`'s count), then checks both tabs hold the same state: the hash after a frame both confirmed. */
 async function inStep(a: Page, b: Page, frames: number): Promise<void> {
   const from = await b.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame);
   await until(b, (end) => window.hostrelayDuel!.stats().confirmedFrame >= end, from + frames, 30_000);

@@ -239,15 +239,19 @@ function counterMatch(hostGame: DeterministicGame<readonly number[], In>, opts: 
     s.start();
     return { s, failures };
   };
-  return { clock, net, host, c1, join };
+  /** c1's link closes: its seat is free half a second later. */
+  const freeSeat = (): void => {
+    net.removeClient('c1');
+    c1.stop();
+    clock.advance(500);
+  };
+  return { clock, net, host, c1, join, freeSeat };
 }
 
 describe('limits', () => {
   it('sends a state of exactly maxStateBytes in chunks (3 of 16 KiB) and refuses one a byte over it', () => {
     const at = counterMatch(padded(40_000), { maxStateBytes: 40_000 });
-    at.net.removeClient('c1');
-    at.c1.stop();
-    at.clock.advance(500);
+    at.freeSeat();
     const sent: Resync[] = [];
     at.host.on('resync', (r) => sent.push(r));
     const ok = at.join('c2');
@@ -260,9 +264,7 @@ describe('limits', () => {
     expect(ok.s.hashLog!.get(f)).toBe(at.host.hashLog!.get(f));
 
     const over = counterMatch(padded(40_001), { maxStateBytes: 40_000 });
-    over.net.removeClient('c1');
-    over.c1.stop();
-    over.clock.advance(500);
+    over.freeSeat();
     const refused = over.join('c2');
     over.clock.advance(3000);
     expect(refused.failures).toEqual(["netcode: the host's state is over the resync size limit"]);
@@ -273,9 +275,7 @@ describe('limits', () => {
 
   it('a client refuses a state over its own maxStateBytes with the sizes in the reason', () => {
     const m = counterMatch(padded(40_000), { maxStateBytes: 40_000 });
-    m.net.removeClient('c1');
-    m.c1.stop();
-    m.clock.advance(500);
+    m.freeSeat();
     const small = m.join('c2', padded(40_000), { maxStateBytes: 30_000 });
     m.clock.advance(3000);
     expect(small.failures).toEqual(['netcode: a resync state of 40000 bytes is over the 30000-byte limit']);
@@ -288,9 +288,7 @@ describe('limits', () => {
     expect(third.failures).toEqual(['netcode: the match is full: every seat is taken']);
     expect(m.host.roster).toEqual([true, true]);
     expect(m.c1.phase).toBe('running');
-    m.net.removeClient('c1');
-    m.c1.stop();
-    m.clock.advance(500);
+    m.freeSeat();
     expect(m.host.roster).toEqual([true, false]);
     const next = m.join('c10');
     m.clock.advance(3000);
@@ -302,9 +300,7 @@ describe('limits', () => {
   it('refuses a newcomer when the game has no deserialize, and keeps the roster fixed as before', () => {
     const { deserialize: _, ...fixed } = padded(8);
     const m = counterMatch(fixed);
-    m.net.removeClient('c1');
-    m.c1.stop();
-    m.clock.advance(500);
+    m.freeSeat();
     const late = m.join('c2');
     m.clock.advance(2000);
     expect(late.failures).toEqual(['netcode: the match is under way and this game cannot send its state (no deserialize)']);

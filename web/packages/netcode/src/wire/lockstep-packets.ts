@@ -244,22 +244,26 @@ export function encodeLockstepEvent(e: LockstepEvent): Uint8Array<ArrayBuffer> {
 /** The most frames of input delay or rollback a start message may ask for (4 s at 60 Hz). */
 export const MAX_LOCKSTEP_WINDOW = 240;
 
+/** What start and resync both say of the match: mode, our slot, players, tick rate and the windows. */
+function readMatch(r: ByteReader): { mode: LockstepMode; slot: number; players: number; tickRate: number; inputDelay: number; maxRollback: number } {
+  const mode = MODES[r.u8()];
+  if (!mode) throw new WireError('netcode: unknown lockstep mode');
+  const slot = r.u8();
+  const players = r.u8();
+  if (players < 1 || players > MAX_LOCKSTEP_PLAYERS || slot >= players) throw new WireError('netcode: bad lockstep roster');
+  const tickRate = r.varint();
+  const inputDelay = r.varint();
+  const maxRollback = r.varint();
+  if (tickRate < 1 || tickRate > 1000) throw new WireError('netcode: bad tick rate');
+  if (inputDelay > MAX_LOCKSTEP_WINDOW || maxRollback < 1 || maxRollback > MAX_LOCKSTEP_WINDOW) throw new WireError('netcode: bad lockstep window');
+  return { mode, slot, players, tickRate, inputDelay, maxRollback };
+}
+
 export function decodeLockstepEvent(data: Uint8Array): LockstepEvent {
   const r = new ByteReader(data);
   switch (r.u8()) {
-    case LockstepPacketType.Start: {
-      const mode = MODES[r.u8()];
-      if (!mode) throw new WireError('netcode: unknown lockstep mode');
-      const slot = r.u8();
-      const players = r.u8();
-      if (players < 1 || players > MAX_LOCKSTEP_PLAYERS || slot >= players) throw new WireError('netcode: bad lockstep roster');
-      const tickRate = r.varint();
-      const inputDelay = r.varint();
-      const maxRollback = r.varint();
-      if (tickRate < 1 || tickRate > 1000) throw new WireError('netcode: bad tick rate');
-      if (inputDelay > MAX_LOCKSTEP_WINDOW || maxRollback < 1 || maxRollback > MAX_LOCKSTEP_WINDOW) throw new WireError('netcode: bad lockstep window');
-      return { type: 'start', mode, slot, players, tickRate, inputDelay, maxRollback };
-    }
+    case LockstepPacketType.Start:
+      return { type: 'start', ...readMatch(r) };
     case LockstepPacketType.Desync: {
       const slot = r.u8();
       if (slot >= MAX_LOCKSTEP_PLAYERS) throw new WireError('netcode: bad slot');
@@ -267,16 +271,8 @@ export function decodeLockstepEvent(data: Uint8Array): LockstepEvent {
     }
     case LockstepPacketType.Resync: {
       const reason = REASONS[r.u8()];
-      const mode = MODES[r.u8()];
-      if (!reason || !mode) throw new WireError('netcode: unknown resync reason or mode');
-      const slot = r.u8();
-      const players = r.u8();
-      if (players < 1 || players > MAX_LOCKSTEP_PLAYERS || slot >= players) throw new WireError('netcode: bad lockstep roster');
-      const tickRate = r.varint();
-      const inputDelay = r.varint();
-      const maxRollback = r.varint();
-      if (tickRate < 1 || tickRate > 1000) throw new WireError('netcode: bad tick rate');
-      if (inputDelay > MAX_LOCKSTEP_WINDOW || maxRollback < 1 || maxRollback > MAX_LOCKSTEP_WINDOW) throw new WireError('netcode: bad lockstep window');
+      if (!reason) throw new WireError('netcode: unknown resync reason');
+      const { mode, slot, players, tickRate, inputDelay, maxRollback } = readMatch(r);
       const frame = checkFrame(r.varint());
       const roster = r.u16();
       // The seats must fit the player count (a joiner's own is taken in a later frame).
