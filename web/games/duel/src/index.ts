@@ -161,6 +161,7 @@ export function mountDuel(opts: DuelOptions): RunningGame {
     console.warn(`duel: slot ${d.slot} diverged from the host at frame ${d.frame}`);
   });
   session.on('failed', (reason) => {
+    console.info(`duel: the match stopped at frame ${session.frame}: ${reason}`);
     failure = reason;
     setStatus();
   });
@@ -168,7 +169,8 @@ export function mountDuel(opts: DuelOptions): RunningGame {
   session.on('resync', (r) => {
     // On a client failure is over once the host's state is in.
     if (!session.isHost) failure = null;
-    if (!session.isHost && r.reason !== 'mode') console.info(`duel: playing on from the host's state at frame ${r.frame} (${r.reason})`);
+    if (!session.isHost) console.info(`duel: playing on from the host's state at frame ${r.frame} (${r.reason})`);
+    else console.info(`duel: sent slot ${r.slot} our state at frame ${r.frame} (${r.reason})`);
     setStatus();
   });
   session.on('mode', (mode) => {
