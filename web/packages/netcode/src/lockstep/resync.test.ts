@@ -281,6 +281,20 @@ describe('limits', () => {
     expect(small.failures).toEqual(['netcode: a resync state of 40000 bytes is over the 30000-byte limit']);
   });
 
+  it('fails with the reason when the host state does not deserialize or does not rebuild the same bytes', () => {
+    const m = counterMatch(padded(16));
+    m.freeSeat();
+    const strict = { ...padded(16), deserialize: (b: Uint8Array) => { if (b.length !== 8) throw new RangeError(`not 8 bytes but ${b.length}`); return [0, 0]; } };
+    const refused = m.join('c2', strict);
+    m.clock.advance(2000);
+    expect(refused.failures).toEqual([expect.stringMatching(/^netcode: the host's state at frame \d+ did not deserialize: not 8 bytes but 16$/)]);
+    const m2 = counterMatch(padded(16));
+    m2.freeSeat();
+    const lossy = m2.join('c2', { ...padded(16), deserialize: () => [0, 0] });
+    m2.clock.advance(2000);
+    expect(lossy.failures).toEqual([expect.stringMatching(/^netcode: the host's state at frame \d+ did not rebuild here \(hash \d+ ≠ \d+\)$/)]);
+  });
+
   it('refuses a player past the last seat, and seats a newcomer once one is free', () => {
     const m = counterMatch(padded(8));
     const third = m.join('c9');

@@ -566,7 +566,13 @@ export class LockstepSession<S, I> {
     const game = this.o.game;
     if (h.tickRate !== (game.tickRate ?? DEFAULT_TICK_RATE)) return this.fail(`netcode: the host runs ${h.tickRate} frames a second, this game ${game.tickRate ?? DEFAULT_TICK_RATE}`);
     if (!game.deserialize) return this.fail(REFUSALS.no_resync);
-    const state = game.deserialize(bytes);
+    let state: S;
+    try {
+      state = game.deserialize(bytes);
+    } catch (err) {
+      // The host is another player's tab: its bytes may be anything the game refuses.
+      return this.fail(`netcode: the host's state at frame ${h.frame} did not deserialize: ${err instanceof Error ? err.message : String(err)}`);
+    }
     const hash = this.hashOf(state, game.serialize(state));
     if (hash !== h.hash) return this.fail(`netcode: the host's state at frame ${h.frame} did not rebuild here (hash ${hash} ≠ ${h.hash})`);
     const wasRunning = this.phaseNow === 'running';
