@@ -43,15 +43,7 @@ async function play(host: Page, client: Page): Promise<void> {
   }
   await client.selectOption('#hr-duel-net', BAD_NET);
   for (const page of [host, client]) await page.check('#hr-duel-autopilot');
-  const from = await host.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame);
-  await until(client, (end) => window.hostrelayDuel!.stats().confirmedFrame >= end, from + PLAY_FRAMES, 30_000);
-
-  // The same state on both tabs: the hash after a frame both have confirmed.
-  const confirmed = await Promise.all([host, client].map((p) => p.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame)));
-  const frame = Math.min(...confirmed) - 10;
-  const hashes = await Promise.all([host, client].map((p) => p.evaluate((f) => window.hostrelayDuel!.hashAt(f), frame)));
-  expect(hashes[0]).not.toBeNull();
-  expect(hashes[1]).toBe(hashes[0]);
+  await inStep(host, client, PLAY_FRAMES);
   for (const page of [host, client]) {
     expect(await page.evaluate(() => window.hostrelayDuel!.phase())).toBe('running');
     expect(await page.evaluate(() => window.hostrelayDuel!.desyncs())).toEqual([]);
@@ -63,7 +55,7 @@ async function play(host: Page, client: Page): Promise<void> {
 async function shoot(pages: [string, Page][]): Promise<void> {
   const dir = process.env['HOSTRELAY_SCREENSHOTS'] ?? 'test-results';
   mkdirSync(dir, { recursive: true });
-  for (const [name, page] of pages) await page.screenshot({ path: `${dir}/${name}.png` });
+  for (const [name, page] of pages) await page.screenshot({ path: `${dir}/${name}.png`, fullPage: true });
 }
 
 describe('the duel', () => {
@@ -108,6 +100,98 @@ describe('the duel', () => {
     await shoot([
       ['duel-lockstep-host', host],
       ['duel-lockstep-phone', client],
+    ]);
+    expect(errors).toEqual([]);
+  });
+});
+
+/** Lets both autopilots play `frames` more frames (on `b`'s count), then checks both tabs hold the same state: the hash after a frame both confirmed. */
+async function inStep(a: Page, b: Page, frames: number): Promise<void> {
+  const from = await b.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame);
+  await until(b, (end) => window.hostrelayDuel!.stats().confirmedFrame >= end, from + frames, 30_000);
+  const confirmed = await Promise.all([a, b].map((p) => p.evaluate(() => window.hostrelayDuel!.stats().confirmedFrame)));
+  const frame = Math.min(...confirmed) - 10;
+  const hashes = await Promise.all([a, b].map((p) => p.evaluate((f) => window.hostrelayDuel!.hashAt(f), frame)));
+  expect(hashes[0]).not.toBeNull();
+  expect(hashes[1]).toBe(hashes[0]);
+}
+
+// Issue 29: the host switches the mode mid-match from the Mode menu; a
+// forced desync heals with the host's state; a tab cut off for longer than
+// the stall timeout resumes; and since the duel seats two, a late joiner is
+// whoever joins the room after a player left: they take the empty seat.
+describe('the duel mid-match', () => {
+  it('switches rollback → lockstep → rollback from the host\'s Mode menu, heals a forced desync, and the netgraph counts it all', async () => {
+    const { host, client, errors } = await startDuel('Duel (rollback)', false);
+    // What each tab says of its resyncs and failures, printed with the figures.
+    const said: string[] = [];
+    for (const [name, page] of [['host', host], ['client', client]] as const) page.on('console', (m) => /^duel: (sent|playing on|the match stopped)/.test(m.text()) && said.push(`${name} ${m.text()}`));
+    await client.selectOption('#hr-duel-net', BAD_NET);
+    for (const page of [host, client]) await page.check('#hr-duel-autopilot');
+    await inStep(host, client, 120);
+    // The client's menu shows the mode and cannot change it.
+    expect(await client.isDisabled('#hr-duel-mode')).toBe(true);
+    await host.selectOption('#hr-duel-mode', 'lockstep');
+    for (const page of [host, client]) await until(page, () => window.hostrelayDuel!.mode() === 'lockstep', null);
+    expect(await client.inputValue('#hr-duel-mode')).toBe('lockstep');
+    const rollbacks = await client.evaluate(() => window.hostrelayDuel!.stats().rollbacks);
+    await inStep(host, client, 180);
+    expect(await client.evaluate(() => window.hostrelayDuel!.stats().rollbacks)).toBe(rollbacks); // nothing rolls back in lockstep
+    // A desync on the client only: the host finds it, sends its state, and the client plays on from it.
+    await client.evaluate(() => window.hostrelayDuel!.forceDesync());
+    await until(host, () => window.hostrelayDuel!.stats().healed >= 1, null, 30_000);
+    await until(client, () => window.hostrelayDuel!.stats().healed >= 1, null, 30_000);
+    await inStep(host, client, 60);
+    expect(await host.evaluate(() => window.hostrelayDuel!.desyncs().length)).toBe(1);
+    const healMs = await host.evaluate(() => window.hostrelayDuel!.stats().lastHealMs);
+    await host.selectOption('#hr-duel-mode', 'rollback');
+    for (const page of [host, client]) await until(page, () => window.hostrelayDuel!.mode() === 'rollback', null);
+    await inStep(host, client, 180);
+    await until(client, () => window.hostrelayDuel!.stats().rollbacks > 0, null);
+    for (const page of [host, client]) expect(await page.evaluate(() => window.hostrelayDuel!.phase())).toBe('running');
+    await until(client, () => /mode switches 2/.test(document.querySelector('.hr-duel-netgraph pre')?.textContent ?? ''), null);
+    await until(host, () => /healed 1 \(last \d+ ms\)/.test(document.querySelector('.hr-duel-netgraph pre')?.textContent ?? ''), null);
+    const s = await client.evaluate(() => window.hostrelayDuel!.stats());
+    console.log(`duel mode switch: client resyncs ${s.resyncs} (2 switches + 1 heal), desync healed in ${healMs.toFixed(0)} ms on the host, RTT ${s.rttMs.toFixed(0)} ms\n  ${said.join('\n  ')}`);
+    expect(s.resyncs).toBeGreaterThanOrEqual(3); // more if the client stalled past its timeout and resumed
+    await shoot([
+      ['duel-switched-host', host],
+      ['duel-switched-client', client],
+    ]);
+    expect(errors.filter((e) => !/diverged from the host/.test(e))).toEqual([]);
+  });
+
+  it('resumes a tab cut off past the stall timeout, and seats a third page in the seat a leaver emptied, in step with the host', async () => {
+    const { host, client, errors } = await startDuel('Duel (lockstep)', false);
+    for (const page of [host, client]) await page.check('#hr-duel-autopilot');
+    await inStep(host, client, 60);
+    // Every game packet lost both ways for longer than the 3 s stall timeout.
+    await client.evaluate(() => window.hostrelayDuel!.setConditions({ loss: 1 }));
+    await until(client, () => window.hostrelayDuel!.phase() === 'failed', null, 30_000);
+    await client.evaluate(() => window.hostrelayDuel!.setConditions({ loss: 0 }));
+    await until(client, () => window.hostrelayDuel!.phase() === 'running' && window.hostrelayDuel!.stats().resyncs >= 1, null, 30_000);
+    await inStep(host, client, 120);
+    expect(await client.evaluate(() => window.hostrelayDuel!.slot())).toBe(1);
+
+    // The client leaves; its seat empties at one frame on the host.
+    await client.close();
+    await until(host, () => window.hostrelayDuel!.roster()[1] === false, null, 30_000);
+    const third = await h.player('third', { name: 'Linus' });
+    third.on('pageerror', (e) => errors.push(`third: ${e.message}`));
+    const code = await host.evaluate(() => window.hostrelay.roomCode ?? '');
+    const joinedAt = Date.now();
+    await joinByLink(third, h.base, code);
+    await until(third, () => (window.hostrelayDuel?.slot() ?? -1) === 1 && window.hostrelayDuel!.stats().confirmedFrame > 0, null, 30_000);
+    console.log(`duel late join: the third page's first confirmed frame ${Date.now() - joinedAt} ms after its share link opened (lobby join, WebRTC, state)`);
+    await third.check('#hr-duel-autopilot');
+    expect(await third.evaluate(() => window.hostrelayDuel!.mode())).toBe('lockstep');
+    await until(host, () => window.hostrelayDuel!.roster()[1] === true, null);
+    await inStep(host, third, 180);
+    expect(await third.evaluate(() => window.hostrelayDuel!.stats().resyncs)).toBe(1);
+    for (const page of [host, third]) expect(await page.evaluate(() => window.hostrelayDuel!.desyncs())).toEqual([]);
+    await shoot([
+      ['duel-late-join-host', host],
+      ['duel-late-join-third', third],
     ]);
     expect(errors).toEqual([]);
   });

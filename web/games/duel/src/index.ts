@@ -3,9 +3,13 @@
 // the wire, and every peer runs the same frames. Two of the SDK's Games, one
 // per mode: a room made with "Duel (rollback)" runs ahead on predicted
 // inputs and rolls back on a correction; "Duel (lockstep)" runs the frames
-// the host clocks. A session's mode is fixed for the match (the host's
-// choice holds for everyone), so the room's mode picks it; the netgraph
-// under the pitch shows what each mode costs under the conditioner.
+// the host clocks. The room's mode picks the mode the match starts in; the
+// host's Mode menu switches it mid-match (every tab restarts from the host's
+// state at a frame boundary), so both can be compared in one room. The
+// netgraph under the pitch shows what each mode costs under the conditioner.
+// The duel seats two: a player who leaves empties their seat (their player
+// stands still), and whoever joins the room next takes it with the host's
+// state; a tab cut off for 3 s asks for that state again and plays on.
 import './duel.css';
 import {
   ConditionedTransport,
@@ -15,13 +19,14 @@ import {
   type Conditions,
   type Desync,
   type LockstepMode,
+  type DeterministicGame,
 } from '@hostrelay/netcode';
 import type { Game, GameContext, RunningGame } from '@hostrelay/sdk';
 import { autopilot } from './autopilot';
 import { Keyboard } from './keyboard';
 import { DuelNetgraph } from './netgraph';
 import { drawDuel } from './render';
-import { duelGame, scores, type DuelInput, type DuelState } from './sim';
+import { BALL, duelGame, scores, type DuelInput, type DuelState } from './sim';
 import { publishDuelHooks } from './test-hooks';
 import { mergeInputs, TouchControls } from './touch';
 
@@ -58,8 +63,21 @@ export function mountDuel(opts: DuelOptions): RunningGame {
     const s = session.state;
     return pilot && s && session.slot >= 0 ? autopilot(s, session.slot) : held;
   };
-  const session = new LockstepSession<DuelState, DuelInput>({ transport, game: duelGame, mode: opts.mode, readInput, players: 2 });
+  // The end-to-end tests' forced desync: the ball 1/256 px off on this tab at one frame (every run of it), nowhere else.
+  let nudgeFrame = -1;
+  const game: DeterministicGame<DuelState, DuelInput> = {
+    ...duelGame,
+    step: (s, inputs, frame) => {
+      const next = duelGame.step(s, inputs, frame);
+      if (frame !== nudgeFrame) return next;
+      const v = next.v.slice();
+      v[BALL + 1] = v[BALL + 1]! + 1;
+      return { v };
+    },
+  };
+  const session = new LockstepSession<DuelState, DuelInput>({ transport, game, mode: opts.mode, readInput, players: 2 });
   const desyncs: Desync[] = [];
+  let modeSwitches = 0;
   let failure: string | null = null;
   let ended: string | null = null;
 
@@ -95,13 +113,31 @@ export function mountDuel(opts: DuelOptions): RunningGame {
   for (const name of Object.keys(PRESETS)) netSelect.append(new Option(name, name));
   netSelect.addEventListener('change', () => transport.setConditions(PRESETS[netSelect.value] ?? NO_CONDITIONS));
   netLabel.append('Network ', netSelect);
+  // The host switches the match's mode live; a client's menu shows it and is disabled.
+  const modeLabel = document.createElement('label');
+  const modeSelect = document.createElement('select');
+  modeSelect.id = 'hr-duel-mode';
+  modeSelect.append(new Option('rollback', 'rollback'), new Option('lockstep', 'lockstep'));
+  modeSelect.value = opts.mode;
+  modeSelect.disabled = !session.isHost;
+  modeSelect.title = session.isHost ? 'Switch the match between rollback and lockstep at the next frame boundary' : 'The host picks the mode';
+  modeSelect.addEventListener('change', () => {
+    try {
+      session.switchMode(modeSelect.value as LockstepMode);
+    } catch (err) {
+      console.warn(`duel: ${(err as Error).message}`);
+      modeSelect.value = session.mode;
+    }
+  });
+  modeLabel.append('Mode ', modeSelect);
   const bar = document.createElement('div');
   bar.className = 'hr-duel-bar';
-  bar.append(status, help, pilotLabel, netLabel);
+  bar.append(status, help, pilotLabel, netLabel, modeLabel);
   root.append(canvas, touch.el, netgraph.el, bar);
   container.append(root);
 
   const modeName = opts.mode === 'rollback' ? 'Rollback' : 'Host-clocked lockstep';
+  let seatNote = '';
   const setStatus = (): void => {
     const slot = session.slot;
     const side = slot === 0 ? 'blue, attacking right' : 'red, attacking left';
@@ -111,7 +147,7 @@ export function mountDuel(opts: DuelOptions): RunningGame {
         ? `The match stopped: ${failure}`
         : slot < 0
           ? `${modeName}: waiting for both players…`
-          : `${session.mode === 'rollback' ? 'Rollback' : 'Host-clocked lockstep'}. You play ${side}.`);
+          : `${session.mode === 'rollback' ? 'Rollback' : 'Host-clocked lockstep'}. You play ${side}.${seatNote}`);
   };
   const names = (): string[] => {
     // Slot 0 is the host; slot 1 the other player (two-player rooms).
@@ -125,10 +161,28 @@ export function mountDuel(opts: DuelOptions): RunningGame {
     console.warn(`duel: slot ${d.slot} diverged from the host at frame ${d.frame}`);
   });
   session.on('failed', (reason) => {
+    console.info(`duel: the match stopped at frame ${session.frame}: ${reason}`);
     failure = reason;
     setStatus();
   });
   session.on('start', () => setStatus());
+  session.on('resync', (r) => {
+    // On a client failure is over once the host's state is in.
+    if (!session.isHost) failure = null;
+    if (!session.isHost) console.info(`duel: playing on from the host's state at frame ${r.frame} (${r.reason})`);
+    else console.info(`duel: sent slot ${r.slot} our state at frame ${r.frame} (${r.reason})`);
+    setStatus();
+  });
+  session.on('mode', (mode) => {
+    modeSwitches++;
+    modeSelect.value = mode;
+    setStatus();
+  });
+  session.on('seat', (slot, taken) => {
+    if (slot === session.slot) return;
+    seatNote = taken ? '' : ' The other seat is empty: share the link to fill it.';
+    setStatus();
+  });
 
   let raf = 0;
   const draw = (): void => {
@@ -136,7 +190,7 @@ export function mountDuel(opts: DuelOptions): RunningGame {
     if (s) drawDuel(canvas, s, session.slot, names());
     raf = requestAnimationFrame(draw);
   };
-  const statsTimer = window.setInterval(() => netgraph.show(session.stats(), session.isHost, desyncs), 250);
+  const statsTimer = window.setInterval(() => netgraph.show(session.stats(), session.isHost, desyncs, modeSwitches), 250);
   const offClosed = room.on('closed', (reason) => {
     ended = reason === 'host_left' ? 'The host left: the game is over.' : `The game ended (${reason}).`;
     setStatus();
@@ -159,12 +213,17 @@ export function mountDuel(opts: DuelOptions): RunningGame {
         pilotBox.checked = on;
       },
       setConditions: (c) => transport.setConditions(c),
+      roster: () => [...session.roster],
+      switchMode: (mode) => session.switchMode(mode),
+      forceDesync: () => {
+        nudgeFrame = session.frame + 20;
+      },
     });
   }
 
   session.start();
   setStatus();
-  netgraph.show(session.stats(), session.isHost, desyncs);
+  netgraph.show(session.stats(), session.isHost, desyncs, modeSwitches);
   raf = requestAnimationFrame(draw);
 
   let stopped = false;

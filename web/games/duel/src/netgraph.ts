@@ -25,7 +25,7 @@ export class DuelNetgraph {
     this.el.append(this.text, this.chart);
   }
 
-  show(s: LockstepStats, host: boolean, desyncs: readonly Desync[]): void {
+  show(s: LockstepStats, host: boolean, desyncs: readonly Desync[], modeSwitches = 0): void {
     const late = s.lateInputs.reduce((a, b) => a + b, 0);
     this.text.textContent = [
       `${s.mode}${host ? ' · host' : ''} · frame ${s.frame} (confirmed ${s.confirmedFrame})`,
@@ -35,8 +35,11 @@ export class DuelNetgraph {
       `late inputs ${host ? late : '–'}   stalled ${s.stalledTicks}${!host && s.mode === 'lockstep' ? `   buffered ${s.bufferedFrames}` : ''}`,
       // The input delay grows on a rollback client whose round trip outgrew the window: the reason its own moves feel slower.
       `RTT ${host ? '–' : `${s.rttMs.toFixed(0)} ms`}   input delay ${s.inputDelay}   desyncs ${desyncs.length === 0 ? 0 : desyncs.map((d) => `slot ${d.slot} @${d.frame}`).join(', ')}`,
+      // A desync heals with the host's state (a resync), as a join, a resume and a mode switch do: counted here.
+      `healed ${s.healed}${s.healed > 0 ? ` (last ${s.lastHealMs.toFixed(0)} ms)` : ''}   resyncs ${s.resyncs}   mode switches ${modeSwitches}`,
     ].join('\n');
-    this.el.classList.toggle('hr-duel-desync', desyncs.length > 0);
+    // Red while a desync is not healed yet.
+    this.el.classList.toggle('hr-duel-desync', s.desyncs > s.healed);
     // The chart: frames re-simulated per refresh in rollback; in lockstep, where nothing rolls back, ticks stalled waiting for a frame.
     const count = s.mode === 'rollback' ? s.framesResimulated : s.stalledTicks;
     this.bars.push(count - this.lastCount);

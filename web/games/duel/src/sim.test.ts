@@ -134,3 +134,14 @@ describe('the duel sim', () => {
     }
   });
 });
+
+describe('the duel state over the wire', () => {
+  it('deserializes what it serialized, bit for bit, and refuses bytes of another length', () => {
+    const { state } = run(900, [3, 4]);
+    const bytes = duelGame.serialize(state);
+    const back = duelGame.deserialize!(bytes);
+    expect(back.v).toEqual(state.v);
+    expect(hashBytes(duelGame.serialize(back))).toBe(hashBytes(bytes));
+    expect(() => duelGame.deserialize!(bytes.subarray(4))).toThrow(RangeError);
+  });
+});

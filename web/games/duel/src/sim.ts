@@ -134,6 +134,11 @@ export const duelGame: DeterministicGame<DuelState, DuelInput> = {
   initial: () => initialDuel(),
   step: (s, inputs) => stepDuel(s, inputs),
   serialize: (s) => new Uint8Array(Int32Array.from(s.v).buffer),
+  // Lets the host seat a player mid-match, resume one who was cut off, heal a desync and switch modes.
+  deserialize: (b) => {
+    if (b.length !== LEN * 4) throw new RangeError(`duel: a state is ${LEN * 4} bytes, not ${b.length}`);
+    return { v: Array.from(new Int32Array(b.slice().buffer)) };
+  },
 };
 
 /** The scores, left (slot 0) then right (slot 1). */

@@ -20,6 +20,12 @@ export interface HostrelayDuelHooks {
   desyncs(): Desync[];
   setAutopilot(on: boolean): void;
   setConditions(c: Partial<Conditions>): void;
+  /** Seats taken at the newest confirmed frame, by slot. */
+  roster(): boolean[];
+  /** Switches the match's mode (the host's Mode menu does the same). */
+  switchMode(mode: LockstepMode): void;
+  /** Moves the ball 1/256 px on this tab only, 20 frames from now: a desync the host must heal. */
+  forceDesync(): void;
 }
 
 declare global {

@@ -28,15 +28,27 @@ export {
   DEFAULT_INPUT_DELAY,
   DEFAULT_LOCKSTEP_BUFFER,
   DEFAULT_MAX_ROLLBACK,
+  DEFAULT_MAX_STATE_BYTES,
   DEFAULT_STALL_TIMEOUT_MS,
   LockstepSession,
+  RESYNC_INTERVAL_MS,
   type Desync,
   type LockstepEvents,
   type LockstepOptions,
   type LockstepPhase,
   type LockstepStats,
+  type Resync,
 } from './lockstep/session.js';
-export { MAX_FRAMES_PER_PACKET, MAX_LOCKSTEP_PLAYERS, MAX_LOCKSTEP_WINDOW, type LockstepMode } from './wire/lockstep-packets.js';
+export {
+  MAX_FRAMES_PER_PACKET,
+  MAX_LOCKSTEP_PLAYERS,
+  MAX_LOCKSTEP_WINDOW,
+  MAX_STATE_BYTES,
+  STATE_CHUNK_BYTES,
+  type LockstepMode,
+  type RefusedCode,
+  type ResyncReason,
+} from './wire/lockstep-packets.js';
 export { WireError } from './wire/bytes.js';
 export { LagCompensator, MAX_REWIND_MS, type LagCompensationOptions } from './host/lag-compensation.js';
 export { Validator, type Position, type ValidationRules, type Verdict, type Violation, type ViolationKind } from './host/validation.js';

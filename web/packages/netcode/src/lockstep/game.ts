@@ -30,4 +30,19 @@ export interface DeterministicGame<S, I> {
   serialize(state: S): Uint8Array;
   /** A faster hash of the state, if you have one (default: FNV-1a over serialize()). */
   hash?(state: S): number;
+  /**
+   * The state from serialize()'s bytes. With it the host can seat a player
+   * mid-match, resume one who was cut off, heal a desync and switch modes:
+   * it sends its state at a frame boundary and the peer plays on from there.
+   * Without it the roster is fixed at the start, as before.
+   */
+  deserialize?(bytes: Uint8Array): S;
+  /**
+   * A player takes seat `slot` at `frame`, before that frame's step, on
+   * every peer alike (default: nothing changes; the seat's input simply
+   * stops being neutral). Must not change `state`.
+   */
+  join?(state: S, slot: number, frame: number): S;
+  /** A player leaves seat `slot` at `frame`, before its step; from then on the seat's input is neutral. Must not change `state`. */
+  leave?(state: S, slot: number, frame: number): S;
 }

@@ -10,14 +10,20 @@ import {
   encodeLockstepEvent,
   encodeLockstepFrames,
   encodeLockstepInputs,
+  encodeStateChunks,
   LockstepPacketType,
   MAX_FRAMES_PER_PACKET,
   MAX_LOCKSTEP_PLAYERS,
   MAX_LOCKSTEP_WINDOW,
+  MAX_STATE_BYTES,
+  StateAssembler,
   type LockstepMode,
+  type RefusedCode,
+  type ResyncHeader,
+  type ResyncReason,
 } from '../wire/lockstep-packets.js';
 import { encodeEvent, PacketType } from '../wire/packets.js';
-import type { HashLog } from '../wire/state-hash.js';
+import { hashBytes, type HashLog } from '../wire/state-hash.js';
 import type { DeterministicGame } from './game.js';
 import { InputReferee } from './referee.js';
 import { Timeline } from './timeline.js';
@@ -26,6 +32,16 @@ export const DEFAULT_INPUT_DELAY = 2;
 export const DEFAULT_MAX_ROLLBACK = 10;
 export const DEFAULT_LOCKSTEP_BUFFER = 2;
 export const DEFAULT_STALL_TIMEOUT_MS = 3000;
+/** The largest state a host sends or a client takes in a resync, unless a session says otherwise (64 KiB: 4 chunks). */
+export const DEFAULT_MAX_STATE_BYTES = 64 * 1024;
+/** Least time between two resyncs of one client, so a peer asking again and again costs the host one state a second. */
+export const RESYNC_INTERVAL_MS = 1000;
+
+const REFUSALS: Readonly<Record<RefusedCode, string>> = {
+  full: 'netcode: the match is full: every seat is taken',
+  no_resync: 'netcode: the match is under way and this game cannot send its state (no deserialize)',
+  state_too_large: "netcode: the host's state is over the resync size limit",
+};
 
 export interface LockstepOptions<S, I> {
   transport: NetTransport;
@@ -54,8 +70,19 @@ export interface LockstepOptions<S, I> {
   maxRollback?: number;
   /** Lockstep client: confirmed frames held before running them, against jitter (default 2). */
   bufferFrames?: number;
-  /** A running peer that makes no progress this long fails (default 3 s). */
+  /**
+   * A running peer that makes no progress this long fails (default 3 s).
+   * A failed client of a game with `deserialize` keeps asking the host for
+   * its state, once a second, and plays on when it comes (a resume).
+   */
   stallTimeoutMs?: number;
+  /**
+   * The largest serialized state sent (host) or taken (client) in a resync
+   * (default 64 KiB, at most MAX_STATE_BYTES = 1 MiB). Over it the host
+   * refuses to seat a newcomer ('state_too_large'); a client refuses a
+   * bigger state and fails.
+   */
+  maxStateBytes?: number;
   scheduler?: Scheduler;
 }
 
@@ -87,6 +114,25 @@ export interface LockstepStats {
    * outgrown the rollback window.
    */
   inputDelay: number;
+  /** Desyncs seen: on the host any peer's, on a client its own (as the host told it). */
+  desyncs: number;
+  /** States sent (host) or taken (client) to join, resume, heal a desync or switch mode. */
+  resyncs: number;
+  /** Desyncs healed: on the host, the peer's hashes matched again after its resync; on a client, it played on from the host's state. */
+  healed: number;
+  /** The last desync-to-healed time in ms: host, detected to matching again; client, told to playing on from the host's state (0: none yet). */
+  lastHealMs: number;
+}
+
+/** A state sent or taken at a frame boundary. */
+export interface Resync {
+  reason: ResyncReason;
+  /** The peer's slot (on a client, its own). */
+  slot: number;
+  /** The frame the state is after. */
+  frame: number;
+  /** Size of the serialized state. */
+  bytes: number;
 }
 
 export interface Desync {
@@ -103,12 +149,27 @@ export interface LockstepEvents<S, I> {
   confirm: [frame: number, inputs: readonly I[], state: S, hash: number];
   /** A peer's state diverged from the host's (on the host for any peer, on a client for itself). */
   desync: [desync: Desync];
-  /** The run cannot go on: the reason says why. */
+  /** The run cannot go on: the reason says why. A client may play on after a resync. */
   failed: [reason: string];
+  /** A state was sent (host, per client) or taken (client) at a frame boundary: a join, a resume, a desync heal or a mode switch. */
+  resync: [resync: Resync];
+  /** Host: a diverged peer's hashes match again after its resync. */
+  healed: [heal: { slot: number; frame: number; ms: number }];
+  /** A seat was taken (a join or a resume) or emptied (a leave) in this confirmed frame, on every peer alike. */
+  seat: [slot: number, taken: boolean, frame: number];
+  /** The match changed mode (the host switched it) from this frame on. */
+  mode: [mode: LockstepMode, frame: number];
 }
 
 interface ClientLink {
+  id: string;
   slot: number;
+  /** Counts resyncs sent to this client; its packets carry the one they belong to. */
+  epoch: number;
+  resyncAt: number;
+  /** When the desync being healed was found, and the frame of the state sent to heal it. */
+  desyncAt: number;
+  healFrame: number;
   /** The newest frame up to which the client holds every confirmed frame. */
   ackFrame: number;
   /** The newest frame whose hash from the client was compared. */
@@ -166,6 +227,26 @@ export class LockstepSession<S, I> {
   private lag = 0;
   /** Rollback client: the input delay we use now (≥ the host's inputDelay; see ownDelay). */
   private delayNow = 0;
+  // Seats, resyncs and heals.
+  /** Host: the seat each player held, so one who comes back gets it again. */
+  private readonly seatOf = new Map<string, number>();
+  private readonly assembler = new StateAssembler();
+  private incoming: ResyncHeader | null = null;
+  /** Client: the resync our packets belong to. */
+  private epoch = 0;
+  /** Client: run a few frames a tick after a resync until level with the host. */
+  private catchUp = false;
+  /** Client: a stall failure is worth asking the host for its state; a refusal is not. */
+  private canResume = false;
+  private helloAt = -Infinity;
+  private desyncAt = -1;
+  private desyncCount = 0;
+  private resyncCount = 0;
+  private healedCount = 0;
+  private lastHeal = 0;
+  private readonly maxStateBytes: number;
+  /** Seats taken at the newest confirmed frame here (bit = slot). */
+  private seats = 0;
 
   constructor(options: LockstepOptions<S, I>) {
     this.o = options;
@@ -179,6 +260,8 @@ export class LockstepSession<S, I> {
     if (!Number.isInteger(this.inputDelay) || this.inputDelay < 0 || this.inputDelay > MAX_LOCKSTEP_WINDOW) throw new RangeError('netcode: bad inputDelay');
     if (!Number.isInteger(this.maxRollback) || this.maxRollback < 1 || this.maxRollback > MAX_LOCKSTEP_WINDOW) throw new RangeError('netcode: bad maxRollback');
     this.playerCount = players;
+    this.maxStateBytes = options.maxStateBytes ?? DEFAULT_MAX_STATE_BYTES;
+    if (!Number.isInteger(this.maxStateBytes) || this.maxStateBytes < 0 || this.maxStateBytes > MAX_STATE_BYTES) throw new RangeError(`netcode: maxStateBytes must be 0–${MAX_STATE_BYTES}`);
     this.ticker = new FixedTicker(options.game.tickRate ?? DEFAULT_TICK_RATE);
   }
 
@@ -218,6 +301,33 @@ export class LockstepSession<S, I> {
     return this.timeline?.syncFrame ?? 0;
   }
 
+  /** Seats taken at the newest confirmed frame, by slot. */
+  get roster(): readonly boolean[] {
+    const mask = this.timeline?.confirmedState.roster ?? 0;
+    return Array.from({ length: this.playerCount }, (_, slot) => (mask & (1 << slot)) !== 0);
+  }
+
+  /**
+   * Host: changes the match between rollback and lockstep at a frame
+   * boundary. Every client gets the host's state after the newest confirmed
+   * frame with the new mode and restarts from it (a stop-and-restart); the
+   * confirmed frames after it stand. Throws on a client, and when the state
+   * is over maxStateBytes or the game has no deserialize.
+   */
+  switchMode(mode: LockstepMode): void {
+    if (!this.isHost) throw new Error('netcode: only the host switches the mode');
+    if (mode === this.modeNow) return;
+    if (this.phaseNow === 'running') {
+      if (!this.o.game.deserialize) throw new Error(REFUSALS.no_resync);
+      const size = this.o.game.serialize(this.timeline!.confirmedState.state).length;
+      if (size > this.maxStateBytes) throw new RangeError(`${REFUSALS.state_too_large} (${size} > ${this.maxStateBytes} bytes)`);
+    }
+    this.modeNow = mode;
+    if (this.phaseNow !== 'running') return;
+    for (const link of this.links.values()) this.resync(link, 'mode');
+    this.events.emit('mode', mode, this.timeline!.syncFrame);
+  }
+
   /** The hash of the state after each confirmed frame (the last 4096). */
   get hashLog(): HashLog | null {
     return this.timeline?.hashLog ?? null;
@@ -233,6 +343,9 @@ export class LockstepSession<S, I> {
       t.on('peerOpen', (id) => {
         if (!this.isHost && id === t.hostId) this.hello();
       }),
+      t.on('peerClose', (id) => {
+        if (this.isHost) this.leave(id);
+      }),
     );
     if (!this.isHost && t.peers().includes(t.hostId)) this.hello();
     if (this.isHost) this.maybeBegin();
@@ -247,6 +360,7 @@ export class LockstepSession<S, I> {
 
   /** Runs the frames due by now; start() calls it on a timer. */
   update(): void {
+    if (this.running && this.phaseNow === 'failed' && this.canResume && this.scheduler.now() - this.helloAt >= RESYNC_INTERVAL_MS) this.hello();
     if (!this.running || this.phaseNow !== 'running') return;
     // A rollback client keeps its frame level with the host's: one that
     // falls behind (a stall, a slow timer) would send every input later and
@@ -254,7 +368,7 @@ export class LockstepSession<S, I> {
     const rate = !this.isHost && this.modeNow === 'rollback' ? 1 + Math.max(-0.05, Math.min(0.05, this.lag * 0.02)) : 1;
     this.ticker.update(this.scheduler.now(), () => this.tick(), rate);
     if (this.phaseNow === 'running' && this.scheduler.now() - this.lastProgressAt > (this.o.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS)) {
-      this.fail(`netcode: no frame confirmed for ${this.o.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS} ms (frame ${this.frame}, confirmed ${this.confirmedFrame}, window ${this.maxRollback})`);
+      this.fail(`netcode: no frame confirmed for ${this.o.stallTimeoutMs ?? DEFAULT_STALL_TIMEOUT_MS} ms (frame ${this.frame}, confirmed ${this.confirmedFrame}, window ${this.maxRollback})`, true);
     }
   }
 
@@ -279,6 +393,10 @@ export class LockstepSession<S, I> {
       bufferedFrames: tl ? tl.newestConfirmed - tl.frame : 0,
       rttMs: this.rtt,
       inputDelay: !this.isHost && this.modeNow === 'rollback' ? Math.max(this.delayNow, this.inputDelay) : this.inputDelay,
+      desyncs: this.desyncCount,
+      resyncs: this.resyncCount,
+      healed: this.healedCount,
+      lastHealMs: this.lastHeal,
     };
   }
 
@@ -304,6 +422,7 @@ export class LockstepSession<S, I> {
   }
 
   private hello(): void {
+    this.helloAt = this.scheduler.now();
     this.o.transport.send(this.o.transport.hostId, encodeEvent({ type: 'hello' }), 'events');
   }
 
@@ -312,7 +431,8 @@ export class LockstepSession<S, I> {
     const t = this.o.transport;
     this.referee = new InputReferee(this.o.game.input, this.playerCount, this.inputDelay);
     this.joined.forEach((id, i) => {
-      this.links.set(id, { slot: i + 1, ackFrame: 0, hashAck: 0, desynced: false });
+      this.seatOf.set(id, i + 1);
+      this.links.set(id, { id, slot: i + 1, epoch: 0, resyncAt: -Infinity, desyncAt: 0, healFrame: 0, ackFrame: 0, hashAck: 0, desynced: false });
       t.send(
         id,
         encodeLockstepEvent({
@@ -332,9 +452,8 @@ export class LockstepSession<S, I> {
 
   private begin(slot: number): void {
     this.slotNo = slot;
-    this.timeline = new Timeline(this.o.game, this.playerCount, slot, this.maxRollback, (f, inputs, state, hash) =>
-      this.events.emit('confirm', f, inputs, state, hash),
-    );
+    this.seats = (1 << this.playerCount) - 1;
+    this.timeline = new Timeline(this.o.game, this.playerCount, slot, this.maxRollback, (...a) => this.confirmed(...a));
     this.phaseNow = 'running';
     this.lastProgressAt = this.scheduler.now();
     this.newestArrivalAt = this.scheduler.now();
@@ -343,9 +462,159 @@ export class LockstepSession<S, I> {
     this.events.emit('start', slot, this.playerCount);
   }
 
-  private fail(reason: string): void {
+  private fail(reason: string, canResume = false): void {
     this.phaseNow = 'failed';
+    this.canResume = canResume && !this.isHost && this.o.game.deserialize !== undefined;
     this.events.emit('failed', reason);
+  }
+
+  /**
+   * Host: a player said hello while the match runs. One we seat lost its
+   * state (a cut, a stall): it gets ours again. Anyone else takes a free
+   * seat, their own first if they held one, at the next frame the referee
+   * confirms, and gets our state to play on from.
+   */
+  private seat(id: string): void {
+    const link = this.links.get(id);
+    if (link) {
+      if (this.scheduler.now() - link.resyncAt >= RESYNC_INTERVAL_MS) this.resync(link, 'resume');
+      return;
+    }
+    if (!this.o.game.deserialize) return this.refuse(id, 'no_resync');
+    const taken = new Set([0, ...[...this.links.values()].map((l) => l.slot)]);
+    const before = this.seatOf.get(id);
+    let slot = before !== undefined && !taken.has(before) ? before : -1;
+    for (let s = 1; slot < 0 && s < this.playerCount; s++) if (!taken.has(s)) slot = s;
+    if (slot < 0) return this.refuse(id, 'full');
+    const size = this.o.game.serialize(this.timeline!.confirmedState.state).length;
+    if (size > this.maxStateBytes) return this.refuse(id, 'state_too_large');
+    this.referee!.seat(slot, true);
+    this.seatOf.set(id, slot);
+    const fresh: ClientLink = { id, slot, epoch: 0, resyncAt: -Infinity, desyncAt: 0, healFrame: 0, ackFrame: 0, hashAck: 0, desynced: false };
+    this.links.set(id, fresh);
+    this.resync(fresh, before === slot ? 'resume' : 'join');
+  }
+
+  /** Host: a player's link closed; their seat empties at the next frame the referee confirms. */
+  private leave(id: string): void {
+    const waiting = this.joined.indexOf(id);
+    if (this.phaseNow === 'waiting' && waiting >= 0) this.joined.splice(waiting, 1);
+    const link = this.links.get(id);
+    if (!link || !this.referee) return;
+    this.links.delete(id);
+    this.referee.seat(link.slot, false);
+  }
+
+  private refuse(id: string, code: RefusedCode): void {
+    this.o.transport.send(id, encodeLockstepEvent({ type: 'refused', code }), 'events');
+  }
+
+  /**
+   * Host: sends a client our state after the newest confirmed frame, a
+   * frame boundary every peer agrees on, then the confirmed frames from the
+   * next one as usual. Its hashes count again from there (a new epoch).
+   */
+  private resync(link: ClientLink, reason: ResyncReason): void {
+    const tl = this.timeline!;
+    const { state, roster } = tl.confirmedState;
+    const bytes = this.o.game.serialize(state);
+    const frame = tl.syncFrame;
+    link.epoch++;
+    link.ackFrame = frame;
+    link.hashAck = frame;
+    link.resyncAt = this.scheduler.now();
+    if (link.desynced) link.healFrame = frame;
+    const header: ResyncHeader = {
+      type: 'resync',
+      reason,
+      mode: this.modeNow,
+      slot: link.slot,
+      players: this.playerCount,
+      tickRate: this.o.game.tickRate ?? DEFAULT_TICK_RATE,
+      inputDelay: this.inputDelay,
+      maxRollback: this.maxRollback,
+      frame,
+      roster,
+      epoch: link.epoch,
+      size: bytes.length,
+      hash: tl.hashLog.get(frame) ?? this.hashOf(state, bytes),
+    };
+    const t = this.o.transport;
+    t.send(link.id, encodeLockstepEvent(header), 'events');
+    for (const chunk of encodeStateChunks(link.epoch, bytes)) t.send(link.id, chunk, 'events');
+    this.resyncCount++;
+    this.events.emit('resync', { reason, slot: link.slot, frame, bytes: bytes.length });
+  }
+
+  /** A frame is final here: tell the game, and say which seats it changed. */
+  private confirmed(frame: number, inputs: readonly I[], state: S, hash: number, roster: number): void {
+    this.events.emit('confirm', frame, inputs, state, hash);
+    const was = this.seats;
+    this.seats = roster;
+    for (let slot = 0; was !== roster && slot < this.playerCount; slot++) {
+      const bit = 1 << slot;
+      if ((was & bit) !== (roster & bit)) this.events.emit('seat', slot, (roster & bit) !== 0, frame);
+    }
+  }
+
+  private hashOf(state: S, bytes: Uint8Array): number {
+    return this.o.game.hash ? this.o.game.hash(state) >>> 0 : hashBytes(bytes);
+  }
+
+  /** Client: the host's state is here whole; play on from it. */
+  private applyResync(h: ResyncHeader, bytes: Uint8Array): void {
+    const game = this.o.game;
+    if (h.tickRate !== (game.tickRate ?? DEFAULT_TICK_RATE)) return this.fail(`netcode: the host runs ${h.tickRate} frames a second, this game ${game.tickRate ?? DEFAULT_TICK_RATE}`);
+    if (!game.deserialize) return this.fail(REFUSALS.no_resync);
+    let state: S;
+    try {
+      state = game.deserialize(bytes);
+    } catch (err) {
+      // The host is another player's tab: its bytes may be anything the game refuses.
+      return this.fail(`netcode: the host's state at frame ${h.frame} did not deserialize: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const hash = this.hashOf(state, game.serialize(state));
+    if (hash !== h.hash) return this.fail(`netcode: the host's state at frame ${h.frame} did not rebuild here (hash ${hash} ≠ ${h.hash})`);
+    const wasRunning = this.phaseNow === 'running';
+    const modeChanged = h.mode !== this.modeNow;
+    this.modeNow = h.mode;
+    this.playerCount = h.players;
+    this.inputDelay = h.inputDelay;
+    this.maxRollback = h.maxRollback;
+    this.slotNo = h.slot;
+    this.epoch = h.epoch;
+    const old = this.timeline;
+    this.seats = h.roster;
+    const tl = new Timeline(game, h.players, h.slot, h.maxRollback, (...a) => this.confirmed(...a), {
+      frame: h.frame,
+      state,
+      roster: h.roster,
+      ...(old ? { hashLog: old.hashLog, stats: old.stats } : {}),
+    });
+    this.timeline = tl;
+    // What we sent for frames after the state still stands at the referee; the rest is moot.
+    if (this.newestTag < h.frame) this.newestTag = h.frame;
+    for (let f = this.ackInput + 1; f <= h.frame; f++) this.sent.delete(f);
+    this.ackInput = Math.max(this.ackInput, h.frame);
+    this.ackHash = h.frame;
+    for (const [f, s] of this.sent) if (this.modeNow === 'rollback') tl.setLocalInput(f, s.input);
+    const now = this.scheduler.now();
+    this.playing = false;
+    this.lag = 0;
+    this.catchUp = this.modeNow === 'rollback';
+    this.phaseNow = 'running';
+    this.canResume = false;
+    this.lastProgressAt = now;
+    this.newestArrivalAt = now;
+    this.resyncCount++;
+    if (this.desyncAt >= 0) {
+      this.healedCount++;
+      this.lastHeal = now - this.desyncAt;
+      this.desyncAt = -1;
+    }
+    if (!wasRunning) this.events.emit('start', h.slot, h.players);
+    this.events.emit('resync', { reason: h.reason, slot: h.slot, frame: h.frame, bytes: bytes.length });
+    if (modeChanged) this.events.emit('mode', h.mode, h.frame);
   }
 
   private tick(): void {
@@ -365,7 +634,10 @@ export class LockstepSession<S, I> {
     // a frame is confirmed once every input is in, or when the host would
     // otherwise run out of window and have to wait for a late player.
     const deadline = this.modeNow === 'lockstep' ? next : next - (this.maxRollback - 1);
-    while (ref.nextReady() || ref.confirmedFrame < deadline) tl.confirm(ref.confirmedFrame + 1, ref.confirmNext());
+    while (ref.nextReady() || ref.confirmedFrame < deadline) {
+      const row = ref.confirmNext();
+      tl.confirm(ref.confirmedFrame, row, ref.roster);
+    }
     tl.reconcile();
     tl.advance();
     this.lastProgressAt = this.scheduler.now();
@@ -393,7 +665,12 @@ export class LockstepSession<S, I> {
     tl.reconcile();
     const before = tl.frame;
     if (this.modeNow === 'rollback') {
-      if (tl.canAdvance(true)) tl.advance();
+      // After a resync the state is from the host's confirmed past: run up
+      // to 4 frames a tick until level with the host, so our inputs stop
+      // reaching it after its deadline within a few ticks instead of seconds.
+      if (this.catchUp && this.lag <= 1 && this.lag !== 0) this.catchUp = false;
+      const runs = this.catchUp && this.lag > 1 ? 4 : 1;
+      for (let i = 0; i < runs && tl.canAdvance(true); i++) tl.advance();
     } else {
       const buffered = tl.newestConfirmed - tl.frame;
       if (!this.playing && buffered >= (this.o.bufferFrames ?? DEFAULT_LOCKSTEP_BUFFER)) this.playing = true;
@@ -427,7 +704,11 @@ export class LockstepSession<S, I> {
       }
       hashes.push(h);
     }
-    const data = encodeLockstepInputs(this.o.game.input, { ackFrame: tl.newestConfirmed, firstFrame: inputs.length > 0 ? firstFrame : 0, inputs, hashFrame: hashes.length > 0 ? hashFrame : 0, hashes }, this.writer);
+    const data = encodeLockstepInputs(
+      this.o.game.input,
+      { ackFrame: tl.newestConfirmed, firstFrame: inputs.length > 0 ? firstFrame : 0, inputs, hashFrame: hashes.length > 0 ? hashFrame : 0, hashes, epoch: this.epoch },
+      this.writer,
+    );
     this.o.transport.send(this.o.transport.hostId, data, 'game');
   }
 
@@ -435,8 +716,17 @@ export class LockstepSession<S, I> {
     const ref = this.referee!;
     for (const [id, link] of this.links) {
       const got = ref.rowsFrom(link.ackFrame + 1, MAX_FRAMES_PER_PACKET);
-      if (!got) continue; // too far behind to catch up: that client's stall timeout ends its run
-      const data = encodeLockstepFrames(this.o.game.input, this.playerCount, { hostFrame: this.timeline!.frame, ackInput: ref.ackFor(link.slot), ackHash: link.hashAck, firstFrame: got.rows.length > 0 ? got.firstFrame : 0, rows: got.rows }, this.writer);
+      if (!got) {
+        // Too far behind to catch up from frames: it gets our state instead (a game without deserialize: its stall timeout ends its run).
+        if (this.o.game.deserialize && this.scheduler.now() - link.resyncAt >= RESYNC_INTERVAL_MS) this.resync(link, 'resume');
+        continue;
+      }
+      const data = encodeLockstepFrames(
+        this.o.game.input,
+        this.playerCount,
+        { hostFrame: this.timeline!.frame, ackInput: ref.ackFor(link.slot), ackHash: link.hashAck, firstFrame: got.rows.length > 0 ? got.firstFrame : 0, rows: got.rows, roster: got.roster },
+        this.writer,
+      );
       this.o.transport.send(id, data, 'game');
     }
   }
@@ -457,6 +747,8 @@ export class LockstepSession<S, I> {
     const p = decodeLockstepInputs(this.o.game.input, data);
     const ref = this.referee!;
     p.inputs.forEach((input, i) => ref.submit(link.slot, p.firstFrame + i, input));
+    // A packet from before the client's last resync speaks of a state it no longer has.
+    if ((p.epoch ?? 0) !== link.epoch) return;
     link.ackFrame = Math.max(link.ackFrame, Math.min(p.ackFrame, ref.confirmedFrame));
     this.compareHashes(link, p.hashFrame, p.hashes);
   }
@@ -470,11 +762,29 @@ export class LockstepSession<S, I> {
       if (f > link.hashAck + 1 || f > tl.syncFrame) return;
       link.hashAck = f;
       const ours = tl.hashLog.get(f);
-      if (ours === undefined || ours === hashes[i] || link.desynced) continue;
+      if (ours === undefined) continue;
+      if (ours === hashes[i]) {
+        if (link.desynced && link.healFrame > 0 && f > link.healFrame) {
+          link.desynced = false;
+          link.healFrame = 0;
+          this.healedCount++;
+          this.lastHeal = this.scheduler.now() - link.desyncAt;
+          this.events.emit('healed', { slot: link.slot, frame: f, ms: this.lastHeal });
+        }
+        continue;
+      }
+      if (link.desynced) continue;
       link.desynced = true;
+      link.desyncAt = this.scheduler.now();
+      this.desyncCount++;
       const desync = { slot: link.slot, frame: f };
       this.events.emit('desync', desync);
       for (const id of this.links.keys()) this.o.transport.send(id, encodeLockstepEvent({ type: 'desync', ...desync }), 'events');
+      // Healed the way a newcomer is seated: our state at a frame boundary, and the diverged peer plays on from it.
+      if (this.o.game.deserialize) {
+        this.resync(link, 'desync');
+        return;
+      }
     }
   }
 
@@ -486,7 +796,7 @@ export class LockstepSession<S, I> {
     const offset = p.hostFrame + this.rtt / 2 / this.ticker.stepMs - tl.frame;
     this.lag = this.lag === 0 ? offset : this.lag * 0.95 + offset * 0.05;
     p.rows.forEach((row, i) => {
-      if (tl.confirm(p.firstFrame + i, row)) this.newestArrivalAt = now;
+      if (tl.confirm(p.firstFrame + i, row, p.roster?.[i])) this.newestArrivalAt = now;
     });
     if (p.ackInput > this.ackInput) {
       const s = this.sent.get(p.ackInput);
@@ -500,7 +810,10 @@ export class LockstepSession<S, I> {
   private onEvent(from: string, data: Uint8Array): void {
     const t = this.o.transport;
     if (this.isHost) {
-      if (data[0] === PacketType.Hello && data.length === 1 && this.phaseNow === 'waiting' && !this.joined.includes(from)) {
+      if (data[0] !== PacketType.Hello || data.length !== 1) return;
+      if (this.phaseNow === 'running') this.seat(from);
+      else if (this.phaseNow === 'waiting' && !this.joined.includes(from)) {
+        if (this.joined.length >= this.playerCount - 1) return this.refuse(from, 'full');
         this.joined.push(from);
         this.maybeBegin();
       }
@@ -525,8 +838,34 @@ export class LockstepSession<S, I> {
       this.inputDelay = e.inputDelay;
       this.maxRollback = e.maxRollback;
       this.begin(e.slot);
-    } else if (e.slot === this.slotNo) {
+    } else if (e.type === 'desync') {
+      if (e.slot !== this.slotNo) return;
+      this.desyncCount++;
+      this.desyncAt = this.scheduler.now();
       this.events.emit('desync', { slot: e.slot, frame: e.frame });
+    } else if (e.type === 'refused') {
+      this.fail(REFUSALS[e.code]);
+    } else {
+      // A resync's header, then its chunks: a state bigger than we take fails the run, as a bad chunk does.
+      try {
+        let whole: Uint8Array | null;
+        if (e.type === 'resync') {
+          this.incoming = e;
+          whole = this.assembler.begin(e.epoch, e.size, this.maxStateBytes);
+        } else {
+          if (!this.assembler.active) return; // the rest of a state already refused
+          whole = this.assembler.add(e.epoch, e.index, e.bytes);
+        }
+        const h = this.incoming;
+        if (whole && h) {
+          this.incoming = null;
+          this.applyResync(h, whole);
+        }
+      } catch (err) {
+        if (!(err instanceof WireError)) throw err;
+        this.incoming = null;
+        this.fail(err.message);
+      }
     }
   }
 }

@@ -82,7 +82,7 @@ describe('InputReferee', () => {
     expect(ref.filled).toEqual([0, 1]);
     ref.submit(1, 4, A); // too late now
     expect(ref.ackFor(1)).toBe(4);
-    expect(ref.rowsFrom(3, 10)).toEqual({ firstFrame: 3, rows: [[A, N], [N, N]] });
+    expect(ref.rowsFrom(3, 10)).toEqual({ firstFrame: 3, rows: [[A, N], [N, N]], roster: [3, 3] });
   });
 
   it('ignores inputs further ahead than the window, so a client cannot grow its table', () => {

@@ -14,6 +14,21 @@ export interface TimelineStats {
   predictionMisses: number;
 }
 
+/** The inputs a frame ran with (or was confirmed with) and the seats taken in it (bit = slot). */
+interface Row<I> {
+  inputs: I[];
+  roster: number;
+}
+
+/** Where a timeline starts when the host sent its state. */
+export interface TimelineStart<S> {
+  frame: number;
+  state: S;
+  roster: number;
+  hashLog?: HashLog;
+  stats?: TimelineStats;
+}
+
 /**
  * One peer's run of a deterministic game: the state of every frame not yet
  * confirmed, the inputs each ran with, and the confirmed inputs from the
@@ -34,19 +49,20 @@ export class Timeline<S, I> {
   /** The newest frame whose confirmed inputs are here (ahead of `frame` when they arrive early). */
   newestConfirmed = 0;
   /** The hash of the state after each confirmed frame. */
-  readonly hashLog = new HashLog();
-  readonly stats: TimelineStats = { rollbacks: 0, framesResimulated: 0, maxRollbackDepth: 0, predictionMisses: 0 };
+  readonly hashLog: HashLog;
+  readonly stats: TimelineStats;
   private current: S;
-  /** State after each frame from syncFrame to frame. */
-  private readonly states = new Map<number, S>();
-  /** The inputs each frame after syncFrame ran with. */
-  private readonly used = new Map<number, I[]>();
-  /** Confirmed inputs for frames after syncFrame. */
-  private readonly confirmed = new Map<number, I[]>();
+  /** State after each frame from syncFrame to frame, and the seats taken in it. */
+  private readonly states = new Map<number, { state: S; roster: number }>();
+  /** The inputs and seats each frame after syncFrame ran with. */
+  private readonly used = new Map<number, Row<I>>();
+  /** Confirmed inputs and seats for frames after syncFrame. */
+  private readonly confirmed = new Map<number, Row<I>>();
   /** Our own inputs for frames after syncFrame. */
   private readonly local = new Map<number, I>();
-  /** The newest confirmed inputs: what predictions repeat. */
+  /** The newest confirmed inputs and seats: what predictions repeat. */
   private last: I[];
+  private lastRoster: number;
   /** The earliest frame whose confirmed inputs differ from those it ran with. */
   private dirtyFrom = Infinity;
 
@@ -59,17 +75,28 @@ export class Timeline<S, I> {
     readonly players: number,
     private readonly slot: number,
     readonly maxRollback: number,
-    private readonly onConfirm: (frame: number, inputs: readonly I[], state: S, hash: number) => void = () => undefined,
+    private readonly onConfirm: (frame: number, inputs: readonly I[], state: S, hash: number, roster: number) => void = () => undefined,
+    /** Start from a state the host sent (a resync) instead of the initial one; the hash log and counters carry on. */
+    from?: TimelineStart<S>,
   ) {
     if (!Number.isInteger(maxRollback) || maxRollback < 1) throw new RangeError('netcode: maxRollback must be at least 1 frame');
-    this.current = game.initial(players);
-    this.states.set(0, this.current);
+    this.current = from?.state ?? game.initial(players);
+    this.lastRoster = from?.roster ?? (1 << players) - 1;
+    this.frame = this.syncFrame = this.newestConfirmed = from?.frame ?? 0;
+    this.states.set(this.frame, { state: this.current, roster: this.lastRoster });
     this.last = Array.from({ length: players }, () => game.input.neutral);
+    this.hashLog = from?.hashLog ?? new HashLog();
+    this.stats = from?.stats ?? { rollbacks: 0, framesResimulated: 0, maxRollbackDepth: 0, predictionMisses: 0 };
   }
 
   /** The state after `frame`: predicted past syncFrame. */
   get state(): S {
     return this.current;
+  }
+
+  /** The state after syncFrame (final) and the seats taken in it: what a resync sends. */
+  get confirmedState(): { state: S; roster: number } {
+    return this.states.get(this.syncFrame)!;
   }
 
   /** Frames held for rollback now (states kept = this + 1). */
@@ -88,21 +115,22 @@ export class Timeline<S, I> {
    * so a gap is filled by a later packet), and none further ahead than the
    * window a packet can cover.
    */
-  confirm(frame: number, inputs: readonly I[]): boolean {
+  confirm(frame: number, inputs: readonly I[], roster = this.lastRoster): boolean {
     if (frame !== this.newestConfirmed + 1 || frame > this.frame + MAX_LOCKSTEP_WINDOW || inputs.length !== this.players) return false;
     const row = [...inputs];
     this.newestConfirmed = frame;
     this.last = row;
+    this.lastRoster = roster;
     const ran = this.used.get(frame);
     if (ran) {
-      let misses = 0;
-      for (let p = 0; p < this.players; p++) if (!this.game.input.equals(ran[p]!, row[p]!)) misses++;
+      let misses = ran.roster === roster ? 0 : 1;
+      for (let p = 0; p < this.players; p++) if (!this.game.input.equals(ran.inputs[p]!, row[p]!)) misses++;
       if (misses > 0) {
         this.stats.predictionMisses += misses;
         this.dirtyFrom = Math.min(this.dirtyFrom, frame);
       }
     }
-    this.confirmed.set(frame, row);
+    this.confirmed.set(frame, { inputs: row, roster });
     return true;
   }
 
@@ -114,7 +142,7 @@ export class Timeline<S, I> {
       this.stats.rollbacks++;
       this.stats.framesResimulated += depth;
       this.stats.maxRollbackDepth = Math.max(this.stats.maxRollbackDepth, depth);
-      this.current = this.states.get(from - 1)!;
+      this.current = this.states.get(from - 1)!.state;
       for (let f = from; f <= this.frame; f++) this.run(f);
     }
     this.dirtyFrom = Infinity;
@@ -140,27 +168,37 @@ export class Timeline<S, I> {
   private run(frame: number): void {
     let row = this.confirmed.get(frame);
     if (!row) {
-      row = [...this.last];
+      // Predicted: everyone holds their last input and the seats stay as they were.
+      const inputs = [...this.last];
       const own = this.local.get(frame);
-      if (this.slot >= 0 && own !== undefined) row[this.slot] = own;
+      if (this.slot >= 0 && own !== undefined && (this.lastRoster & (1 << this.slot)) !== 0) inputs[this.slot] = own;
+      row = { inputs, roster: this.lastRoster };
     }
     this.used.set(frame, row);
-    this.current = this.game.step(this.current, row, frame);
-    this.states.set(frame, this.current);
+    // A join or leave is part of the frame: applied before its step, on every peer alike.
+    const before = this.states.get(frame - 1)!.roster;
+    let state = this.current;
+    for (let slot = 0; before !== row.roster && slot < this.players; slot++) {
+      const bit = 1 << slot;
+      if ((row.roster & bit) !== 0 && (before & bit) === 0 && this.game.join) state = this.game.join(state, slot, frame);
+      if ((row.roster & bit) === 0 && (before & bit) !== 0 && this.game.leave) state = this.game.leave(state, slot, frame);
+    }
+    this.current = this.game.step(state, row.inputs, frame);
+    this.states.set(frame, { state: this.current, roster: row.roster });
   }
 
   private settle(): void {
     while (this.syncFrame < this.frame && this.confirmed.has(this.syncFrame + 1) && this.dirtyFrom > this.syncFrame + 1) {
       const f = ++this.syncFrame;
-      const state = this.states.get(f)!;
-      const row = this.confirmed.get(f)!;
+      const { state, roster } = this.states.get(f)!;
+      const row = this.confirmed.get(f)!.inputs;
       const hash = this.game.hash ? this.game.hash(state) >>> 0 : hashBytes(this.game.serialize(state));
       this.hashLog.record(f, hash);
       this.states.delete(f - 1);
       this.used.delete(f);
       this.confirmed.delete(f);
       this.local.delete(f);
-      this.onConfirm(f, row, state, hash);
+      this.onConfirm(f, row, state, hash, roster);
     }
   }
 

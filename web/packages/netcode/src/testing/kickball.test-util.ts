@@ -1,7 +1,7 @@
 import type { DeterministicGame } from '../lockstep/game.js';
 import { LockstepSession, type LockstepOptions } from '../lockstep/session.js';
 import { seededRandom } from '../transport/rng.js';
-import type { ConditionedTransport } from '../transport/conditioner.js';
+import type { ConditionedTransport, Conditions } from '../transport/conditioner.js';
 import type { NetTransport } from '../transport/transport.js';
 import { buttonsCodec, type Buttons } from '../wire/input-codec.js';
 import type { LockstepMode } from '../wire/lockstep-packets.js';
@@ -75,6 +75,8 @@ export function kickballGame(perturb?: { slot: number; frame: number }, slotOf?:
       return { v };
     },
     serialize: (s) => new Uint8Array(Int32Array.from(s.v).buffer),
+    // For resyncs (late join, resume, desync heal, mode switch).
+    deserialize: (b) => ({ v: Array.from(new Int32Array(b.slice().buffer)) }),
   };
 }
 
@@ -98,6 +100,8 @@ export interface KickballMatch {
   peers: LockstepSession<Kickball, KickInput>[];
   /** Each client's conditioned link, in client order (setConditions changes it mid-match). */
   links: ConditionedTransport[];
+  /** Opens a new client's link and starts its session mid-match (a late joiner, or a player back after a cut). */
+  make(id: string, conditions: Partial<Conditions>, seed: number, session?: Partial<LockstepOptions<Kickball, KickInput>>): { peer: LockstepSession<Kickball, KickInput>; link: ConditionedTransport };
 }
 
 /**
@@ -137,5 +141,21 @@ export function kickballMatch(opts: {
     make(link, opts.seed * 100 + i);
   }
   for (const p of peers) p.start();
-  return { clock, net, peers, links };
+  const late: KickballMatch['make'] = (id, conditions, seed, session) => {
+    const link = net.addClient(id, conditions, seed);
+    let self: LockstepSession<Kickball, KickInput> | null = null;
+    const peer = new LockstepSession<Kickball, KickInput>({
+      transport: link,
+      game: kickballGame(opts.perturb, () => self?.slot ?? -1),
+      mode: opts.mode,
+      readInput: scriptedPlayer(seed),
+      scheduler: clock,
+      ...opts.session,
+      ...session,
+    });
+    self = peer;
+    peer.start();
+    return { peer, link };
+  };
+  return { clock, net, peers, links, make: late };
 }
