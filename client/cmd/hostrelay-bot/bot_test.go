@@ -299,8 +299,13 @@ func TestPartyFlags(t *testing.T) {
 	defer cancel()
 	var leaderOut, friendOut output
 	leaderDone, friendDone := make(chan error, 1), make(chan error, 1)
+	// The leader hosts until the friend is done: a host that left once its
+	// own packets had come would close the room under the friend's last
+	// ones still in flight.
+	leaderCtx, stopLeader := context.WithCancel(ctx)
+	defer stopLeader()
 	go func() {
-		leaderDone <- run(ctx, config{url: url, name: "Lea", quick: "Duel", newParty: 2, maxPlayers: 4, send: 5, expect: 5, arenaKeys: "right"}, json.NewEncoder(&leaderOut))
+		leaderDone <- run(leaderCtx, config{url: url, name: "Lea", quick: "Duel", newParty: 2, maxPlayers: 4, send: 5, arenaKeys: "right"}, json.NewEncoder(&leaderOut))
 	}()
 	var code string
 	for code == "" {
@@ -317,14 +322,15 @@ func TestPartyFlags(t *testing.T) {
 	go func() {
 		friendDone <- run(ctx, config{url: url, name: "Finn", party: code, send: 5, expect: 5, arenaKeys: "right"}, json.NewEncoder(&friendOut))
 	}()
-	for _, r := range []struct {
-		name string
-		done chan error
-		out  *output
-	}{{"leader", leaderDone, &leaderOut}, {"friend", friendDone, &friendOut}} {
-		if err := <-r.done; err != nil {
-			t.Fatalf("%s: %v\n%s", r.name, err, r.out.buf.String())
-		}
+	if err := <-friendDone; err != nil {
+		t.Fatalf("friend: %v\n%s", err, friendOut.buf.String())
+	}
+	stopLeader()
+	if err := <-leaderDone; err != nil {
+		t.Fatalf("leader: %v\n%s", err, leaderOut.buf.String())
+	}
+	if s := leaderOut.events(t, "summary"); len(s) != 1 || s[0]["received"] == float64(0) {
+		t.Fatalf("the leader got none of the friend's packets: %v", s)
 	}
 	lr, fr := leaderOut.events(t, "room"), friendOut.events(t, "room")
 	if len(lr) != 1 || len(fr) != 1 || lr[0]["code"] != fr[0]["code"] || lr[0]["host"] != true || lr[0]["mode"] != "Duel" {
