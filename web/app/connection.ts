@@ -1,7 +1,7 @@
 import { Emitter, LobbyClient, LobbyError, backoff, type ReconnectPolicy, type TransportFactory, type Unsubscribe } from '@hostrelay/sdk';
 
 /** What the page shows about the lobby connection. */
-export type LinkStatus = 'connecting' | 'online' | 'reconnecting';
+export type LinkStatus = 'connecting' | 'online' | 'reconnecting' | 'refused';
 
 export interface LinkEvents {
   status: [status: LinkStatus, retryInMs: number | null];
@@ -102,7 +102,7 @@ export class LobbyLink {
       });
     } catch (err) {
       if (err instanceof LobbyError && err.code === 'banned') {
-        this.setStatus('reconnecting', null);
+        this.setStatus('refused', null);
         this.events.emit('refused', err.code, err.message);
         return;
       }

@@ -336,7 +336,9 @@ async function joinRoom(): Promise<void> {
       return true;
     }
     if (['room_not_found', 'room_full', 'kicked', 'banned', 'server_full', 'unsupported_version', 'room_lost'].includes(err.code)) {
-      store.update({ phase: 'error', error: { code: err.code, message: err.message } });
+      // A join's banned is the room host's ban: final, unlike the operator's at hello.
+      const code = err.code === 'banned' ? 'room_banned' : err.code;
+      store.update({ phase: 'error', error: { code, message: err.message } });
       return true;
     }
     return false;
