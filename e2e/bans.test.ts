@@ -62,6 +62,7 @@ describe('bans', () => {
     // The verified mark, and the host's Ban beside Kick for that player.
     expect(await host.locator('#players li', { hasText: 'Bob' }).locator('.verified').count()).toBe(1);
     const ban = host.locator(`button[data-kick="ban:${bobId}"]`);
+    await shot(host, 'lobby-host-ban-button');
     await ban.click();
     await until(host, (id) => document.querySelector(`button[data-kick="ban:${id}"]`)?.textContent === 'Sure?', bobId);
     await host.locator(`button[data-kick="ban:${bobId}"]`).click();
