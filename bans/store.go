@@ -45,12 +45,18 @@ func (c *Config) validate() error {
 // Store is the ban list. Lookups take a read lock and never touch the
 // disk; Add and Lift write the file before they return.
 type Store struct {
-	cfg   Config
-	mu    sync.RWMutex
-	users map[string]Ban
-	ips   map[netip.Prefix]Ban
+	cfg Config
+	// writing serialises Add and Lift, which write outside mu.
+	writing sync.Mutex
+	mu      sync.RWMutex
+	users   map[string]Ban
+	ips     map[netip.Prefix]Ban
 	// Refusals counts lookups that found a ban, by kind.
 	refusedUser, refusedIP atomic.Uint64
+	// shared carries changes to a cluster's other nodes (shared.go); nil
+	// on a single node. onChange hears of bans they add.
+	shared   Shared
+	onChange func()
 }
 
 // Open loads cfg.File (a missing file is an empty list). A file that is too
@@ -91,13 +97,24 @@ func (s *Store) Add(q Request) (Ban, error) {
 	if err != nil {
 		return Ban{}, err
 	}
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.pruneLocked(now)
-	old, had := s.getLocked(b)
-	if !had && len(s.users)+len(s.ips) >= s.cfg.MaxBans {
+	_, had := s.getLocked(b)
+	full := !had && len(s.users)+len(s.ips) >= s.cfg.MaxBans
+	shared := s.shared
+	s.mu.Unlock()
+	if full {
 		return Ban{}, fmt.Errorf("%w: %d bans held (-bans-max); lift some first", ErrFull, s.cfg.MaxBans)
 	}
+	// Outside s.mu: hellos look bans up while the cluster takes the write.
+	if err := publish(shared, &b, ""); err != nil {
+		return Ban{}, err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	old, had := s.getLocked(b)
 	s.putLocked(b)
 	if err := s.saveLocked(); err != nil {
 		s.deleteLocked(b)
@@ -112,8 +129,9 @@ func (s *Store) Add(q Request) (Ban, error) {
 
 // Lift removes the ban id names and saves the list.
 func (s *Store) Lift(id string) error {
+	s.writing.Lock()
+	defer s.writing.Unlock()
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.pruneLocked(s.cfg.Now())
 	var b Ban
 	for _, c := range s.allLocked() {
@@ -121,9 +139,16 @@ func (s *Store) Lift(id string) error {
 			b = c
 		}
 	}
+	shared := s.shared
+	s.mu.Unlock()
 	if b.ID == "" {
 		return fmt.Errorf("%w: %q", ErrNotFound, id)
 	}
+	if err := publish(shared, nil, b.ID); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
 	s.deleteLocked(b)
 	if err := s.saveLocked(); err != nil {
 		s.putLocked(b)

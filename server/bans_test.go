@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/golang-jwt/jwt/v5"
+
+	"github.com/hostrelay/hostrelay/internal/testwait"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -201,4 +204,73 @@ func TestAdminBanInput(t *testing.T) {
 	if st := s.bans.Stats(); st.Users != 1 || st.IPs != 1 {
 		t.Fatalf("stats %+v", st)
 	}
+}
+
+// TestBansAcrossACluster: two nodes on a real NATS server share one ban
+// list: a user banned on node A's admin API is refused at node B's hello,
+// and a session of that user on node B is ended; lifting it on node B
+// lets the user in on A. A third node started afterwards has the ban
+// (the bucket, not a node's memory, holds it).
+func TestBansAcrossACluster(t *testing.T) {
+	nats := startNATS(t)
+	authArgs := []string{"-admin-token", testAdminToken, "-auth", "optional", "-auth-hs256-secret", authSecret}
+	a := startNode(t, nats, "node-a", "eu", authArgs...)
+	b := startNode(t, nats, "node-b", "us", authArgs...)
+	tok, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": "user-bob", "exp": time.Now().Add(time.Hour).Unix(),
+	}).SignedString([]byte(authSecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	onB := dialLobbyWith(t, b.Addrs().HTTP, protocol.Hello{Version: protocol.Version, Name: "Bob", Token: tok})
+	if n := newAdminClient(t, a, "127.0.0.1").ban(`{"user": "user-bob", "duration": "1h", "reason": "spam"}`); n != 0 {
+		t.Fatalf("node A ended %d sessions; Bob is on B", n)
+	}
+	var e protocol.Error
+	onB.next(protocol.TypeError, &e)
+	if e.Code != protocol.CodeBanned || !strings.HasSuffix(e.Message, ": spam") {
+		t.Fatalf("Bob on B told %+v", e)
+	}
+	helloAsBanned(t, b.Addrs().HTTP, tok)
+
+	c := startNode(t, nats, "node-c", "ap", authArgs...)
+	helloAsBanned(t, c.Addrs().HTTP, tok)
+	if list := newAdminClient(t, c, "127.0.0.1").bans(); len(list) != 1 || list[0].User != "user-bob" {
+		t.Fatalf("node C lists %+v", list)
+	}
+
+	if st := newAdminClient(t, b, "127.0.0.1").lift("user:user-bob"); st != http.StatusOK {
+		t.Fatalf("lift on B: %d", st)
+	}
+	testwait.For(t, "the lift to reach node A", func() bool { return len(a.bans.List()) == 0 })
+	dialLobbyWith(t, a.Addrs().HTTP, protocol.Hello{Version: protocol.Version, Name: "Bob", Token: tok})
+}
+
+// helloAsBanned says hello with token and expects banned.
+func helloAsBanned(t *testing.T, addr, token string) {
+	t.Helper()
+	conn, resp, err := dialWS(t, addr, "", nil)
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	l := newLobby(t, conn)
+	err = l.call(protocol.TypeHello, &protocol.Hello{Version: protocol.Version, Name: "Bob", Token: token}, &protocol.Welcome{})
+	if !isCode(err, protocol.CodeBanned) {
+		t.Fatalf("hello: %v, want banned", err)
+	}
+}
+
+// dialLobbyWith opens a lobby session with hello.
+func dialLobbyWith(t *testing.T, addr string, hello protocol.Hello) *lobby {
+	t.Helper()
+	conn, resp, err := dialWS(t, addr, "", nil)
+	if err != nil {
+		t.Fatalf("dial: %v (%v)", err, resp)
+	}
+	l := newLobby(t, conn)
+	if err := l.call(protocol.TypeHello, &hello, &l.welcome); err != nil {
+		t.Fatalf("hello: %v", err)
+	}
+	return l
 }

@@ -200,6 +200,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if publicURL, err = s.joinCluster(ctx, scheme); err != nil {
 			return nil, err
 		}
+		// One ban list for every node: a ban from another node's admin
+		// page ends the sessions it covers here too.
+		if err = s.cluster.ShareBans(ctx, s.bans, func() { s.hub.DropBanned() }); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	// Hijacking clears the deadlines these set, so lobby WebSockets live on
 	// past them (TestHTTPTimeoutsSpareWebSockets).
