@@ -1,6 +1,7 @@
 package signaling
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -96,7 +97,7 @@ func TestRoomBansAtAndPastTheLimit(t *testing.T) {
 		t.Fatalf("at the limit: plain kick still held %v, %d held", kicked, len(r.bans))
 	}
 	// Past it: refused, nothing changed.
-	if err := r.ban(&Session{id: "s_past", identity: auth.Identity{UserID: "u_past"}}, true); err != errRoomBansFull {
+	if err := r.ban(&Session{id: "s_past", identity: auth.Identity{UserID: "u_past"}}, true); !errors.Is(err, errRoomBansFull) {
 		t.Fatalf("ban past the limit: %v, want %v", err, errRoomBansFull)
 	}
 	if kicked, _ := r.banned(&Session{id: "s_other", identity: auth.Identity{UserID: "u_past"}}); kicked {
