@@ -49,6 +49,16 @@ async function refusedWith(page: Page, code: string): Promise<{ title: string; t
   };
 }
 
+/** Bans kind:target on the admin page's form and waits for the list to show it. */
+async function banOnPage(admin: Page, kind: 'user' | 'ip', target: string, duration: string, reason: string): Promise<void> {
+  await admin.selectOption('#ban-kind', kind);
+  await admin.fill('#ban-target', target);
+  await admin.selectOption('#ban-duration', duration);
+  await admin.fill('#ban-reason', reason);
+  await admin.click('#ban-button');
+  await until(admin, (id) => document.querySelector(`#bans li[data-ban="${id}"]`) !== null, `${kind}:${target}`);
+}
+
 describe('bans', () => {
   it('a host’s ban keeps a verified player out of the room on every session', async () => {
     const host = await h.player('host', { name: 'Ada' });
@@ -104,24 +114,14 @@ describe('bans', () => {
     expect(await admin.locator('#bans-empty').isVisible()).toBe(true);
 
     // A network ban first (not ours: the page stays), then Eve's user.
-    await admin.selectOption('#ban-kind', 'ip');
-    await admin.fill('#ban-target', '203.0.113.0/24');
-    await admin.selectOption('#ban-duration', '168h');
-    await admin.fill('#ban-reason', 'Scripted account farming');
-    await admin.click('#ban-button');
-    await until(admin, () => document.querySelector('#bans li[data-ban="ip:203.0.113.0/24"]') !== null, null);
+    await banOnPage(admin, 'ip', '203.0.113.0/24', '168h', 'Scripted account farming');
     // A malformed target is refused under the form, in the server's words.
     await admin.fill('#ban-target', '203.0.113.0/4');
     await admin.click('#ban-button');
     await until(admin, () => !document.getElementById('ban-error')?.hidden, null);
     expect(await admin.locator('#ban-error').innerText()).toContain('too wide');
 
-    await admin.selectOption('#ban-kind', 'user');
-    await admin.fill('#ban-target', 'user-eve');
-    await admin.selectOption('#ban-duration', '1h');
-    await admin.fill('#ban-reason', 'Cheating in ranked games');
-    await admin.click('#ban-button');
-    await until(admin, () => document.querySelector('#bans li[data-ban="user:user-eve"]') !== null, null);
+    await banOnPage(admin, 'user', 'user-eve', '1h', 'Cheating in ranked games');
     expect(await admin.locator('#ban-error').isHidden()).toBe(true);
     expect(await admin.locator('#bans li[data-ban="user:user-eve"] .reason').innerText()).toBe('Cheating in ranked games');
     expect(await admin.locator('#bans li[data-ban="user:user-eve"] .left').innerText()).toMatch(/^59 min left$|^1 h left$/);

@@ -21,17 +21,7 @@ func banHub(t *testing.T) (*Hub, string, *bans.Store, *time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ac := auth.DefaultConfig()
-	ac.Mode = auth.ModeOptional
-	ac.HS256Secret = testSecret
-	v, err := auth.New(ac, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(v.Close)
-	h, url := testHub(t, func(c *Config) {
-		c.Auth, c.Bans, c.Now = v, store, clock
-	})
+	h, url := authHubWith(t, auth.ModeOptional, func(c *Config) { c.Bans, c.Now = store, clock })
 	return h, url, store, &now
 }
 

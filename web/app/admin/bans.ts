@@ -1,15 +1,10 @@
 import type { AdminBan, BanList, BanRequest } from './api';
 import { formatAge } from './traffic';
+import { el, node } from './view';
 
 // The admin page's bans card: the form that adds a server-wide ban and the
 // list of bans in force, each with Lift. User ids and reasons come from
 // the operator but go in as text all the same.
-
-function el<T extends HTMLElement>(id: string, type: new () => T): T {
-  const found = document.getElementById(id);
-  if (!(found instanceof type)) throw new Error(`admin page: #${id} is missing`);
-  return found;
-}
 
 export const banUi = {
   form: el('ban-form', HTMLFormElement),
@@ -29,13 +24,6 @@ export function banRequestOf(kind: string, target: string, duration: string, rea
   const t = target.trim();
   if (t === '') return kind === 'ip' ? 'Enter an IP address or prefix, e.g. 203.0.113.7 or 203.0.113.0/24.' : 'Enter the user id (the token’s sub).';
   return kind === 'ip' ? { ip: t, duration, reason: reason.trim() } : { user: t, duration, reason: reason.trim() };
-}
-
-function node<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
-  const e = document.createElement(tag);
-  if (className) e.className = className;
-  if (text !== undefined) e.textContent = text;
-  return e;
 }
 
 function banItem(b: AdminBan): HTMLLIElement {
