@@ -283,3 +283,14 @@ func TestWriteFailureKeepsTheList(t *testing.T) {
 		t.Fatal("a lift that was not saved took effect")
 	}
 }
+
+func TestDecodeBanBound(t *testing.T) {
+	valid := `{"id":"user:a","user":"a","created":"2026-11-28T00:00:00Z","expires":"2027-01-01T00:00:00Z"}`
+	at := valid + strings.Repeat(" ", MaxBanBytes-len(valid))
+	if _, err := DecodeBan([]byte(at)); err != nil {
+		t.Fatalf("a ban of %d bytes: %v", len(at), err)
+	}
+	if _, err := DecodeBan([]byte(at + " ")); !errors.Is(err, ErrCorrupt) {
+		t.Fatalf("a ban of %d bytes: %v, want ErrCorrupt", len(at)+1, err)
+	}
+}
