@@ -45,3 +45,46 @@ func TestDialWithToken(t *testing.T) {
 		t.Fatalf("player %+v, tokens fetched %d", p, fetched)
 	}
 }
+
+// TestKickAndBan: a host's KickAndBan keeps the verified user out of the
+// room on a new connection too (banned), where a plain kick would not.
+func TestKickAndBan(t *testing.T) {
+	url := startServerWithSecret(t, "client-tests-secret-0123456789", "-auth", "optional", "-auth-hs256-secret", identitySecret)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	token, err := jwt.NewWithClaims(jwt.SigningMethodHS256, jwt.MapClaims{
+		"sub": "bot-2", "exp": time.Now().Add(time.Hour).Unix(),
+	}).SignedString([]byte(identitySecret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	hostL, err := client.Dial(ctx, url, client.Options{Name: "Host"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hostL.Close()
+	host, err := hostL.CreateRoom(ctx, protocol.CreateRoom{Name: "r", MaxPlayers: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	botL, err := client.Dial(ctx, url, client.Options{Name: "Bot", Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer botL.Close()
+	bot, err := botL.JoinRoom(ctx, host.Code(), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := host.KickAndBan(ctx, bot.You()); err != nil {
+		t.Fatal(err)
+	}
+	again, err := client.Dial(ctx, url, client.Options{Name: "Bot 2", Token: token})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer again.Close()
+	if _, err := again.JoinRoom(ctx, host.Code(), ""); !client.IsCode(err, protocol.CodeBanned) {
+		t.Fatalf("rejoin on a new connection after KickAndBan: %v, want banned", err)
+	}
+}

@@ -47,9 +47,17 @@ func (r *Room) ReportHostSilent(ctx context.Context) error {
 	return r.lobby.call(ctx, protocol.TypeHostSilent, &protocol.HostSilent{Host: host}, &protocol.OK{})
 }
 
-// Kick removes a player and bans it from the room (host only).
+// Kick removes a player and bans its session and device from the room
+// (host only).
 func (r *Room) Kick(ctx context.Context, playerID string) error {
 	return r.lobby.call(ctx, protocol.TypeKick, &protocol.Kick{ID: playerID}, &protocol.OK{})
+}
+
+// KickAndBan removes a player as Kick does and also bans its verified user
+// id from the room for the room's life: no session of that user may rejoin
+// (protocol.CodeBanned). For an unverified player it is Kick.
+func (r *Room) KickAndBan(ctx context.Context, playerID string) error {
+	return r.lobby.call(ctx, protocol.TypeKick, &protocol.Kick{ID: playerID, Ban: true}, &protocol.OK{})
 }
 
 // StartGame starts the game once every other player is ready (host only).

@@ -45,6 +45,8 @@ type collector struct {
 
 	webhookDelivered, webhookRetries, webhookDropped, webhookQueue, webhookQueueBytes, joinHookChecks family
 
+	bansHeld, banRefusals family
+
 	all []family
 }
 
@@ -145,6 +147,9 @@ func newCollector(src Sources) *collector {
 	def(&c.joinHookChecks, counter, "join_hook_checks_total",
 		"Creates and joins the join hook was asked about, by result: allowed, refused, failed_open (the hook failed; let through), failed_closed (the hook failed; refused with unavailable).",
 		"result")
+	def(&c.bansHeld, gauge, "bans", "Server-wide bans in force (the admin page's), by kind: user or ip.", "kind")
+	def(&c.banRefusals, counter, "ban_refusals_total",
+		"Hellos and resumes refused, and sessions ended, for a server-wide ban, by kind: user or ip.", "kind")
 	return c
 }
 
@@ -192,6 +197,13 @@ func (c *collector) Collect(ch chan<- prometheus.Metric) {
 		c.joinHookChecks.emit(ch, float64(st.Refused), "refused")
 		c.joinHookChecks.emit(ch, float64(st.FailedOpen), "failed_open")
 		c.joinHookChecks.emit(ch, float64(st.FailedClosed), "failed_closed")
+	}
+	if c.src.Bans != nil {
+		st := c.src.Bans()
+		c.bansHeld.emit(ch, float64(st.Users), "user")
+		c.bansHeld.emit(ch, float64(st.IPs), "ip")
+		c.banRefusals.emit(ch, float64(st.RefusedUser), "user")
+		c.banRefusals.emit(ch, float64(st.RefusedIP), "ip")
 	}
 }
 

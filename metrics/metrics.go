@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
 	"github.com/hostrelay/hostrelay/auth"
+	"github.com/hostrelay/hostrelay/bans"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -41,6 +42,8 @@ type Sources struct {
 	// -join-hook-url): their families are then not sent.
 	Webhook  func() webhook.Stats
 	JoinHook func() webhook.JoinHookStats
+	// Bans is the server-wide ban list; nil: its families are not sent.
+	Bans func() bans.Stats
 }
 
 // HTTP is the HTTP server's connections.

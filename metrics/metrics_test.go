@@ -12,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
+	"github.com/hostrelay/hostrelay/bans"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
@@ -312,5 +313,29 @@ hostrelay_join_hook_checks_total{result="refused"} 2
 	}
 	if n := testutil.CollectAndCount(newCollector(snapshot()), "hostrelay_webhook_queue_events", "hostrelay_join_hook_checks_total"); n != 0 {
 		t.Fatalf("%d webhook samples with webhooks off", n)
+	}
+}
+
+func TestBanFamilies(t *testing.T) {
+	src := snapshot()
+	src.Bans = func() bans.Stats { return bans.Stats{Users: 3, IPs: 1, RefusedUser: 7, RefusedIP: 2} }
+	const want = `
+# HELP hostrelay_bans Server-wide bans in force (the admin page's), by kind: user or ip.
+# TYPE hostrelay_bans gauge
+hostrelay_bans{kind="ip"} 1
+hostrelay_bans{kind="user"} 3
+# HELP hostrelay_ban_refusals_total Hellos and resumes refused, and sessions ended, for a server-wide ban, by kind: user or ip.
+# TYPE hostrelay_ban_refusals_total counter
+hostrelay_ban_refusals_total{kind="ip"} 2
+hostrelay_ban_refusals_total{kind="user"} 7
+`
+	if err := testutil.CollectAndCompare(newCollector(src), strings.NewReader(want), "hostrelay_bans", "hostrelay_ban_refusals_total"); err != nil {
+		t.Fatal(err)
+	}
+	if problems, err := testutil.CollectAndLint(newCollector(src)); err != nil || len(problems) > 0 {
+		t.Fatalf("lint: %v %+v", err, problems)
+	}
+	if n := testutil.CollectAndCount(newCollector(snapshot()), "hostrelay_bans"); n != 0 {
+		t.Fatalf("%d ban samples without a ban list", n)
 	}
 }

@@ -49,6 +49,11 @@ const (
 	// refused this join or create; Error.Message is its reason, at most 200
 	// bytes, to show the player.
 	CodeJoinRefused = "join_refused"
+	// CodeBanned: a ban refuses you. From joinRoom: the host banned your
+	// user (kick with ban). From hello, or unasked before the connection
+	// closes: the server's operator banned your user id or network;
+	// Error.Message says for how long and why, for the player.
+	CodeBanned = "banned"
 )
 
 // Close reasons for RoomClosed and PlayerLeft.

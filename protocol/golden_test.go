@@ -88,6 +88,7 @@ var goldenCases = []goldenCase{
 	{"update room", TypeUpdateRoom, 13, &UpdateRoom{Name: "Lunch league", MaxPlayers: 6, Public: true, Mode: "Teams", Password: "s3cret", SetPassword: true}},
 	{"update room keep password", TypeUpdateRoom, 14, &UpdateRoom{Name: "x", MaxPlayers: 2}},
 	{"kick", TypeKick, 15, &Kick{ID: "p2"}},
+	{"kick and ban", TypeKick, 15, &Kick{ID: "p2", Ban: true}},
 	{"start game", TypeStartGame, 16, nil},
 	{"chat", TypeChat, 17, &Chat{Text: "<b>gg</b> 🎉"}},
 	{"watch rooms", TypeWatchRooms, 18, nil},
@@ -100,6 +101,7 @@ var goldenCases = []goldenCase{
 	{"room kicked event", TypeRoomClosed, 0, &RoomClosed{Reason: ReasonKicked}},
 	{"player kicked event", TypePlayerLeft, 0, &PlayerLeft{ID: "p2", Reason: ReasonKicked}},
 	{"kicked error", TypeError, 20, &Error{Code: CodeKicked, Message: "you were kicked from room ABC2345"}},
+	{"banned error", TypeError, 20, &Error{Code: CodeBanned, Message: "the host banned you from room ABC2345"}},
 	{"room list", TypeRoomList, 18, &RoomList{Rooms: []RoomSummary{
 		{Code: "ABC2345", Name: "Lunch league", Host: "Ada", Players: 3, MaxPlayers: 16, Mode: "Free for all", Started: true},
 		{Code: "XYZ6789", Name: "Locked", Host: "Bob", Players: 1, MaxPlayers: 2, HasPassword: true},

@@ -47,6 +47,12 @@ type UpdateRoom struct {
 // RoomClosed{ReasonKicked}; the others PlayerLeft{ReasonKicked}.
 type Kick struct {
 	ID string `msgpack:"id,omitempty" json:"id,omitempty"`
+	// Ban also bans the player's verified user id (any session, any name,
+	// any device), and its later joinRoom answers CodeBanned rather than
+	// CodeKicked. An unverified player is banned by session and device as
+	// every kick does. Old servers ignore the field: a kick still bans the
+	// session and device there.
+	Ban bool `msgpack:"ban,omitempty" json:"ban,omitempty"`
 }
 
 // StartGame starts the game (host only) once every other member is ready.

@@ -58,6 +58,9 @@ func (s *Server) adminRoutes(e *echo.Echo) {
 	g.GET("/overview", s.handleAdminOverview)
 	g.DELETE("/rooms/:code", s.handleAdminCloseRoom)
 	g.DELETE("/rooms/:code/players/:player", s.handleAdminKick)
+	g.GET("/bans", s.handleAdminBans)
+	g.POST("/bans", s.handleAdminAddBan)
+	g.DELETE("/bans", s.handleAdminLiftBan)
 }
 
 // adminHTML is the page's file in the built web app. The static file

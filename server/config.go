@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hostrelay/hostrelay/auth"
+	"github.com/hostrelay/hostrelay/bans"
 	"github.com/hostrelay/hostrelay/signaling"
 	"github.com/hostrelay/hostrelay/turn"
 )
@@ -52,6 +53,8 @@ type Config struct {
 	// New builds its verifier and plugs it into the lobby.
 	Auth    auth.Config
 	Webhook WebhookConfig
+	// Bans is the server-wide ban list (bans.go).
+	Bans BansConfig
 	// ShutdownGrace is how long shutdown waits for lobby connections to close.
 	ShutdownGrace time.Duration
 }
@@ -157,6 +160,7 @@ func DefaultConfig() Config {
 		Cluster:       ClusterConfig{Name: "hostrelay", Replicas: 1},
 		Auth:          auth.DefaultConfig(),
 		Webhook:       defaultWebhookConfig(),
+		Bans:          BansConfig{Max: bans.DefaultMaxBans},
 		ShutdownGrace: 10 * time.Second,
 	}
 }

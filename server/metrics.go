@@ -44,6 +44,7 @@ func (s *Server) metricsSources() metrics.Sources {
 	src := metrics.Sources{
 		Cluster: clusterStats,
 		Lobby:   s.hub.Metrics,
+		Bans:    s.bans.Stats,
 		TURN:    s.turn.Stats,
 		HTTP: func() metrics.HTTP {
 			open, webSockets := s.conns.counts()

@@ -85,6 +85,7 @@ func (c *Config) options() []*option {
 	c.Cluster.bind(b.section("cluster"))
 	bindAuth(b.section("auth"), &c.Auth)
 	c.Webhook.bind(b.section("webhook"))
+	c.Bans.bind(b.section("bans"))
 	b.add("shutdown-grace", "shutdown_grace", durValue{&c.ShutdownGrace},
 		"how long SIGTERM waits for lobby connections to close (a second signal exits at once)").
 		checked(positive(&c.ShutdownGrace))

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/hostrelay/hostrelay/auth"
+	"github.com/hostrelay/hostrelay/bans"
 	"github.com/hostrelay/hostrelay/cluster"
 	"github.com/hostrelay/hostrelay/internal/buildinfo"
 	"github.com/hostrelay/hostrelay/metrics"
@@ -57,6 +58,8 @@ type Server struct {
 	// rules on joins (nil without -join-hook-url). webhook.go.
 	webhooks *webhook.Sender
 	joinHook *webhook.JoinHook
+	// bans is the server-wide ban list (bans.go), in memory without -bans-file.
+	bans *bans.Store
 
 	shutdownOnce sync.Once
 	shutdownErr  error
@@ -114,6 +117,10 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 	// First: a bad certificate file is the operator's to fix before
 	// anything listens.
 	if s.tls, err = newTLS(cfg.TLS, log); err != nil {
+		return nil, err
+	}
+	// A corrupt ban file is the operator's to fix before anyone is let in.
+	if s.bans, err = openBans(cfg.Bans, log); err != nil {
 		return nil, err
 	}
 	if cfg.Cluster.NATS != "" {
@@ -193,6 +200,11 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		if publicURL, err = s.joinCluster(ctx, scheme); err != nil {
 			return nil, err
 		}
+		// One ban list for every node: a ban from another node's admin
+		// page ends the sessions it covers here too.
+		if err = s.cluster.ShareBans(ctx, s.bans, func() { s.hub.DropBanned() }); err != nil {
+			return nil, fmt.Errorf("server: %w", err)
+		}
 	}
 	// Hijacking clears the deadlines these set, so lobby WebSockets live on
 	// past them (TestHTTPTimeoutsSpareWebSockets).
@@ -243,7 +255,7 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 // a stall (a resume replays its queue) without tripping the limit.
 func (s *Server) lobbyConfig() signaling.Config {
 	c := s.cfg.Lobby
-	c.ICE, c.Logger, c.Auth = s.iceFor, s.log, s.auth
+	c.ICE, c.Logger, c.Auth, c.Bans = s.iceFor, s.log, s.auth, s.bans
 	c.MessageBurst = int(2 * c.MessagesPerSecond)
 	if s.cluster != nil {
 		c.Cluster = s.cluster

@@ -101,7 +101,7 @@ func (h *Hub) KickPlayer(code, playerID string) error {
 	if target == nil {
 		return ErrPlayerNotFound
 	}
-	r.ban(target)
+	_ = r.ban(target, false) // a plain kick is never refused
 	// Told before it leaves, while it still is the member the frame is about.
 	target.send(0, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonOperatorKicked})
 	h.leaveLocked(target, protocol.ReasonOperatorKicked)

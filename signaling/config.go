@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/hostrelay/hostrelay/auth"
+	"github.com/hostrelay/hostrelay/bans"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -35,6 +36,9 @@ type Config struct {
 	// JoinCheck, when set, is asked outside Hub.mu before a room is joined
 	// or made (hooks.go).
 	JoinCheck JoinChecker
+	// Bans, when set, is the operator's list of banned user ids and
+	// networks, checked at hello (bans.go); nil: none.
+	Bans *bans.Store
 
 	QueueSize    int           // outgoing frames buffered per session
 	PingInterval time.Duration // between pings to an idle client

@@ -180,8 +180,8 @@ func joinRoom(q req[protocol.JoinRoom]) (reply, error) {
 		// so this is a reuse after another node's room closed).
 		q.prep.ice = h.cfg.ICE(s.id, s.host)
 	}
-	if r.banned(s) {
-		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
+	if err := r.refuseBanned(s, m.Code); err != nil {
+		return reply{}, err
 	}
 	if err := checkMembersOnlyLocked(s, r); err != nil {
 		return reply{}, err

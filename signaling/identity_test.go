@@ -14,6 +14,13 @@ var testSecret = []byte("signaling-test-secret-of-32-bytes!") //nolint:gocheckno
 
 func authHub(t *testing.T, mode auth.Mode, mutate func(*Config)) string {
 	t.Helper()
+	_, url := authHubWith(t, mode, mutate)
+	return url
+}
+
+// authHubWith is authHub with the hub.
+func authHubWith(t *testing.T, mode auth.Mode, mutate func(*Config)) (*Hub, string) {
+	t.Helper()
 	ac := auth.DefaultConfig()
 	ac.Mode = mode
 	ac.HS256Secret = testSecret
@@ -22,13 +29,12 @@ func authHub(t *testing.T, mode auth.Mode, mutate func(*Config)) string {
 		t.Fatal(err)
 	}
 	t.Cleanup(v.Close)
-	_, url := testHub(t, func(c *Config) {
+	return testHub(t, func(c *Config) {
 		c.Auth = v
 		if mutate != nil {
 			mutate(c)
 		}
 	})
-	return url
 }
 
 func testToken(t *testing.T, sub string, extra jwt.MapClaims) string {

@@ -261,6 +261,7 @@ func (l *link) handle(typ websocket.MessageType, frame []byte) {
 			reply := asReply(err)
 			l.hub.counters.refused(protocol.TypeHello, reply.Code)
 			l.reply(env.ID, reply)
+			l.refusedBanned(reply.Code)
 		}
 		return
 	}

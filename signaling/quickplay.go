@@ -140,7 +140,8 @@ func (h *Hub) quickRoomLocked(mode string, group []*Session) *room {
 		}
 		banned := false
 		for _, o := range group {
-			banned = banned || r.banned(o)
+			kicked, _ := r.banned(o)
+			banned = banned || kicked
 		}
 		if !banned && quickFitsIdentityLocked(r, group) {
 			best = r

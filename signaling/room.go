@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -11,9 +12,18 @@ import (
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
-// maxBansPerRoom bounds a room's kick list; past it the oldest ban is
-// forgotten. A host kicking hundreds of players is not a use we serve.
+// maxBansPerRoom bounds the players a room remembers kicking. Past it the
+// oldest plain kick is forgotten; a ban (kick with ban) is never forgotten,
+// so once all are bans the next ban is refused. A host kicking hundreds of
+// players is not a use we serve.
 const maxBansPerRoom = 256
+
+// roomBan is one kicked player: its session, device hash ("" if none) and,
+// for a kick with ban of a verified player, its user id.
+type roomBan struct {
+	session, device, user string
+	ban                   bool // kick with ban: refused with banned, never forgotten
+}
 
 // room is a lobby room. All fields are guarded by Hub.mu.
 type room struct {
@@ -34,10 +44,11 @@ type room struct {
 	host         *Session
 	members      []*Session // join order, host first
 	nextPlayer   int
-	// bans holds the session ids and device hashes of kicked players, oldest
-	// first. A kick must survive a reload (new session, same device), and the
-	// session id catches a client that sent no device.
-	bans []string
+	// bans holds the kicked players, oldest first. A kick must survive a
+	// reload (new session, same device), the session id catches a client
+	// that sent no device, and a ban's user id catches the same user on any
+	// device.
+	bans []roomBan
 	// spectators watch without a seat (spectate.go); stream is nil until
 	// the host sends a frame or someone watches.
 	spectators int
@@ -115,24 +126,54 @@ func (r *room) remove(s *Session) {
 	}
 }
 
-// ban remembers a kicked session and its device.
-func (r *room) ban(s *Session) {
-	r.bans = append(r.bans, "s:"+s.id)
-	if s.device != "" {
-		r.bans = append(r.bans, "d:"+s.device)
+// errRoomBansFull: a ban past maxBansPerRoom when every one held is a ban.
+var errRoomBansFull = fmt.Errorf("the room already bans %d players", maxBansPerRoom)
+
+// ban remembers a kicked session and its device, and with ban its user id.
+// Past the bound the oldest plain kick is forgotten; a ban that finds none
+// to forget is refused (errRoomBansFull) and nothing changes. A plain kick
+// that finds none is not remembered: the bans held matter more.
+func (r *room) ban(s *Session, ban bool) error {
+	b := roomBan{session: s.id, device: s.device, ban: ban}
+	if ban {
+		b.user = s.identity.UserID
 	}
-	if over := len(r.bans) - maxBansPerRoom; over > 0 {
-		r.bans = append(r.bans[:0], r.bans[over:]...)
+	if len(r.bans) >= maxBansPerRoom {
+		i := slices.IndexFunc(r.bans, func(b roomBan) bool { return !b.ban })
+		if i < 0 {
+			if ban {
+				return errRoomBansFull
+			}
+			return nil
+		}
+		r.bans = slices.Delete(r.bans, i, i+1)
 	}
+	r.bans = append(r.bans, b)
+	return nil
 }
 
-func (r *room) banned(s *Session) bool {
+// banned reports whether s was kicked from the room, and whether by a ban.
+func (r *room) banned(s *Session) (kicked, ban bool) {
 	for _, b := range r.bans {
-		if b == "s:"+s.id || (s.device != "" && b == "d:"+s.device) {
-			return true
+		if b.session == s.id || (s.device != "" && b.device == s.device) ||
+			(b.user != "" && b.user == s.identity.UserID) {
+			kicked, ban = true, ban || b.ban
 		}
 	}
-	return false
+	return kicked, ban
+}
+
+// refuseBanned is joinRoom's and spectate's answer to a player the
+// room kicked: banned or kicked, nil for anyone else.
+func (r *room) refuseBanned(s *Session, code string) error {
+	kicked, ban := r.banned(s)
+	switch {
+	case ban:
+		return fail(protocol.CodeBanned, "the host banned you from room "+code+" for as long as it lasts")
+	case kicked:
+		return fail(protocol.CodeKicked, "the host removed you from room "+code)
+	}
+	return nil
 }
 
 // uniqueName returns name, or name with " (2)", " (3)"... if another member

@@ -60,7 +60,8 @@ func updateRoom(q req[protocol.UpdateRoom]) (reply, error) {
 }
 
 // kick removes a player and bans its session and device from the room, so
-// that the share link it still has no longer lets it in.
+// that the share link it still has no longer lets it in; with Ban, its
+// verified user id too.
 func kick(q req[protocol.Kick]) (reply, error) {
 	s, h, r, m := q.s, q.h, q.room, q.m
 	target := r.member(m.ID)
@@ -70,7 +71,9 @@ func kick(q req[protocol.Kick]) (reply, error) {
 	if target == s {
 		return reply{}, &protocol.ValidationError{Field: "id", Reason: "is you: leave the room instead"}
 	}
-	r.ban(target)
+	if err := r.ban(target, m.Ban); err != nil {
+		return reply{}, fail(protocol.CodeInvalidArgument, err.Error()+": a ban past that is refused (a plain kick still works)")
+	}
 	r.remove(target)
 	h.emitMemberLocked(PlayerLeft, r, target, m.ID, protocol.ReasonKicked)
 	target.playerID, target.ready = "", false
@@ -78,7 +81,8 @@ func kick(q req[protocol.Kick]) (reply, error) {
 	target.send(0, protocol.TypeRoomClosed, &protocol.RoomClosed{Reason: protocol.ReasonKicked})
 	h.broadcastLocked(r, nil, protocol.TypePlayerLeft, &protocol.PlayerLeft{ID: m.ID, Reason: protocol.ReasonKicked})
 	h.roomChangedLocked(r)
-	s.log().Info("player kicked", "room", r.code, "player", m.ID, "kicked_session", target.id)
+	s.log().Info("player kicked", "room", r.code, "player", m.ID, "kicked_session", target.id, "ban", m.Ban,
+		"verified", target.identity.UserID != "")
 	return okReply(), nil
 }
 

@@ -2,6 +2,7 @@ package signaling
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -278,18 +279,20 @@ func TestKickWithoutDeviceBansTheSession(t *testing.T) {
 func TestBanListIsBounded(t *testing.T) {
 	r := &room{}
 	first := &Session{id: "s_first", device: "dev-first"}
-	r.ban(first)
-	for i := 0; i < maxBansPerRoom/2-1; i++ {
-		r.ban(&Session{id: "s_" + strings.Repeat("x", i+1), device: "d" + strings.Repeat("x", i+1)})
+	_ = r.ban(first, false)
+	for i := range maxBansPerRoom - 1 {
+		_ = r.ban(&Session{id: fmt.Sprintf("s_%d", i), device: fmt.Sprintf("d_%d", i)}, false)
 	}
-	// At the limit every ban is still held.
-	if len(r.bans) != maxBansPerRoom || !r.banned(first) {
-		t.Fatalf("at the limit: %d bans, first banned %v", len(r.bans), r.banned(first))
+	// At the limit every kick is still held.
+	if kicked, _ := r.banned(first); len(r.bans) != maxBansPerRoom || !kicked {
+		t.Fatalf("at the limit: %d kicks, first kicked %v", len(r.bans), kicked)
 	}
 	// Past it the oldest goes first.
-	r.ban(&Session{id: "s_last", device: "dev-last"})
-	if len(r.bans) != maxBansPerRoom || r.banned(first) || !r.banned(&Session{id: "s_last"}) {
-		t.Fatalf("past the limit: %d bans, first banned %v", len(r.bans), r.banned(first))
+	_ = r.ban(&Session{id: "s_last", device: "dev-last"}, false)
+	kicked, _ := r.banned(first)
+	last, _ := r.banned(&Session{id: "s_last"})
+	if len(r.bans) != maxBansPerRoom || kicked || !last {
+		t.Fatalf("past the limit: %d kicks, first kicked %v, last %v", len(r.bans), kicked, last)
 	}
 }
 

@@ -28,6 +28,9 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	if err := m.Validate(); err != nil {
 		return err
 	}
+	if err := h.checkBanIP(l.remote); err != nil {
+		return err
+	}
 	identity, err := h.verifyHello(l, m.Token)
 	if err != nil {
 		return err
@@ -43,6 +46,9 @@ func (h *Hub) hello(l *link, env protocol.Envelope) error {
 	defer h.mu.Unlock()
 	if h.closing {
 		return fail(protocol.CodeServerFull, "server shutting down")
+	}
+	if err := h.checkBansLocked(l.remote, identity.UserID); err != nil {
+		return err
 	}
 	s := newSession(h, l, id)
 	s.hello = true
@@ -102,6 +108,10 @@ func (h *Hub) resume(l *link, id uint32, m protocol.Hello, identity auth.Identit
 		return fail(protocol.CodeResumeFailed, "this seat is no longer held; join again")
 	}
 	if err := checkResumeIdentity(s, identity, m.Token != "" && h.cfg.Auth != nil); err != nil {
+		h.counters.resumesFailed.Add(1)
+		return err
+	}
+	if err := h.checkBansLocked(l.remote, s.identity.UserID); err != nil {
 		h.counters.resumesFailed.Add(1)
 		return err
 	}

@@ -568,8 +568,8 @@ func spectate(q req[protocol.Spectate]) (reply, error) {
 	if err != nil {
 		return reply{}, err
 	}
-	if r.banned(s) {
-		return reply{}, fail(protocol.CodeKicked, "the host removed you from room "+m.Code)
+	if err := r.refuseBanned(s, m.Code); err != nil {
+		return reply{}, err
 	}
 	if !r.passwordOK(m.Password) {
 		h.spendJoinFailure(remote)

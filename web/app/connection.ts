@@ -1,12 +1,18 @@
-import { Emitter, LobbyClient, backoff, type ReconnectPolicy, type TransportFactory, type Unsubscribe } from '@hostrelay/sdk';
+import { Emitter, LobbyClient, LobbyError, backoff, type ReconnectPolicy, type TransportFactory, type Unsubscribe } from '@hostrelay/sdk';
 
 /** What the page shows about the lobby connection. */
-export type LinkStatus = 'connecting' | 'online' | 'reconnecting';
+export type LinkStatus = 'connecting' | 'online' | 'reconnecting' | 'refused';
 
 export interface LinkEvents {
   status: [status: LinkStatus, retryInMs: number | null];
   /** A new connection is up (the first, or after a drop). */
   connected: [client: LobbyClient];
+  /**
+   * The server refused our hello for good: a ban (code 'banned'). The link
+   * stops dialling: every try would be refused the same way until the ban
+   * is lifted, and a reload tries again.
+   */
+  refused: [code: string, message: string];
 }
 
 export interface LobbyLinkOptions {
@@ -94,7 +100,12 @@ export class LobbyLink {
         resume: true,
         transport: this.options.transport,
       });
-    } catch {
+    } catch (err) {
+      if (err instanceof LobbyError && err.code === 'banned') {
+        this.setStatus('refused', null);
+        this.events.emit('refused', err.code, err.message);
+        return;
+      }
       this.scheduleRetry();
       return;
     }

@@ -79,6 +79,7 @@ if (watchParam !== null) {
 }
 
 link.on('status', (connection, retryInMs) => store.update({ connection, retryInMs }));
+link.on('refused', (code, message) => store.update({ phase: 'error', error: { code, message } }));
 link.on('connected', (client) => {
   markOnce('lobby-welcome');
   const showNode = (): void => store.update({ node: { id: client.node, region: client.region } });
@@ -334,8 +335,10 @@ async function joinRoom(): Promise<void> {
       ui.joinPassword.focus();
       return true;
     }
-    if (['room_not_found', 'room_full', 'kicked', 'server_full', 'unsupported_version', 'room_lost'].includes(err.code)) {
-      store.update({ phase: 'error', error: { code: err.code, message: err.message } });
+    if (['room_not_found', 'room_full', 'kicked', 'banned', 'server_full', 'unsupported_version', 'room_lost'].includes(err.code)) {
+      // A join's banned is the room host's ban: final, unlike the operator's at hello.
+      const code = err.code === 'banned' ? 'room_banned' : err.code;
+      store.update({ phase: 'error', error: { code, message: err.message } });
       return true;
     }
     return false;

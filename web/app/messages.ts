@@ -45,10 +45,12 @@ const titles: Record<string, string> = {
   operator_closed: 'Room closed',
   unsupported_version: 'Page out of date',
   room_lost: 'Room lost',
+  banned: 'Banned',
+  room_banned: 'Banned',
 };
 
 /** Codes after which trying the same thing again cannot help. */
-const final = new Set(['room_not_found', 'host_left', 'kicked', 'disconnected', 'operator_kicked', 'operator_closed', 'room_lost']);
+const final = new Set(['room_not_found', 'host_left', 'kicked', 'room_banned', 'disconnected', 'operator_kicked', 'operator_closed', 'room_lost']);
 
 /** The heading of the error view. */
 export function titleOf(code: string): string {
@@ -62,10 +64,20 @@ export function retryable(code: string): boolean {
 
 /** A sentence for a person; falls back to the server's own message. */
 export function describe(code: string, message: string): string {
+  // The server says who banned what, for how long and why: its words are the news.
+  // banned: the server's operator (it may lift the ban: Try again reloads);
+  // room_banned: the room's host, for the room's life.
+  if (code === 'banned' || code === 'room_banned') return sentence(message || 'you are banned');
   if (code === 'wrong_password' && /wrong password/i.test(message)) return 'That password is not right. Try again.';
   if (code === 'not_ready' && message) return `Not everyone is ready: ${message}.`;
   const text = texts[code];
   if (!text) return message || code;
   // Peer failures carry useful detail (e.g. "486 allocation quota").
   return code.startsWith('ice_') || code === 'no_relay_candidates' ? `${text} ${message}` : text;
+}
+
+/** message with a capital first letter and a full stop. */
+function sentence(message: string): string {
+  const m = message.trim();
+  return m.charAt(0).toUpperCase() + m.slice(1) + (/[.!?]$/.test(m) ? '' : '.');
 }

@@ -307,15 +307,18 @@ export class RoomController {
     await this.roomRequest(ui.startButton, ui.readyError, () => room.session.startGame());
   }
 
-  /** A kick takes two presses: the first arms the button ("Sure?") for a few seconds. */
-  private async kick(playerId: string): Promise<void> {
+  /**
+   * A kick takes two presses: the first arms the button ("Sure?") for a few
+   * seconds. key is the player id, or "ban:" and the id for a kick with ban.
+   */
+  private async kick(key: string): Promise<void> {
     const room = this.active;
     if (!room) return;
-    if (kickArmed() !== playerId) {
-      armKick(playerId);
+    if (kickArmed() !== key) {
+      armKick(key);
       this.store.update({});
       setTimeout(() => {
-        if (kickArmed() === playerId) {
+        if (kickArmed() === key) {
           armKick(null);
           this.store.update({});
         }
@@ -323,8 +326,9 @@ export class RoomController {
       return;
     }
     armKick(null);
+    const ban = key.startsWith('ban:');
     try {
-      await room.session.kick(playerId);
+      await room.session.kick(ban ? key.slice('ban:'.length) : key, { ban });
     } catch (err) {
       fieldError(ui.readyError, describe(err instanceof LobbyError ? err.code : 'internal', String(err)));
     }

@@ -4,7 +4,10 @@ import type { HostrelayState, PlayerView } from './state';
 let shownPlayers = '';
 let armedKick: string | null = null;
 
-/** Marks the player whose Kick button asks "Sure?" (a kick takes two presses). */
+/**
+ * Marks the button that asks "Sure?" (a kick takes two presses): a player id
+ * for Kick, "ban:" and the id for Ban.
+ */
 export function armKick(playerId: string | null): void {
   armedKick = playerId;
   shownPlayers = '';
@@ -46,16 +49,25 @@ function playerItem(s: Readonly<HostrelayState>, p: PlayerView): HTMLLIElement {
   ping.setAttribute('aria-label', p.ping > 0 ? `ping ${p.ping} milliseconds` : 'ping not measured yet');
   li.append(who, ping);
   if (s.role === 'host' && p.id !== s.you) {
-    const kick = document.createElement('button');
-    kick.type = 'button';
-    const armed = armedKick === p.id;
-    kick.className = `danger small kick${armed ? ' armed' : ''}`;
-    kick.dataset['kick'] = p.id;
-    kick.textContent = armed ? 'Sure?' : 'Kick';
-    kick.setAttribute('aria-label', armed ? `Press again to kick ${p.name}` : `Kick ${p.name}`);
-    li.append(kick);
+    const actions = span('actions', '');
+    actions.append(kickButton(p.id, 'Kick', `kick ${p.name}`));
+    // A ban is the user id's: any session, name or device of that user
+    // stays out. Unverified players have none; Kick already bans the rest.
+    if (p.verified) actions.append(kickButton(`ban:${p.id}`, 'Ban', `kick ${p.name} and ban their account from this room`));
+    li.append(actions);
   }
   return li;
+}
+
+function kickButton(key: string, label: string, what: string): HTMLButtonElement {
+  const b = document.createElement('button');
+  b.type = 'button';
+  const armed = armedKick === key;
+  b.className = `danger small kick${armed ? ' armed' : ''}`;
+  b.dataset['kick'] = key;
+  b.textContent = armed ? 'Sure?' : label;
+  b.setAttribute('aria-label', armed ? `Press again to ${what}` : what.charAt(0).toUpperCase() + what.slice(1));
+  return b;
 }
 
 function timeOf(at: number): string {

@@ -23,7 +23,7 @@ function title(s: Readonly<HostrelayState>): string {
 
 function renderConnection(s: Readonly<HostrelayState>): void {
   ui.conn.dataset['status'] = s.connection;
-  ui.conn.textContent = s.connection === 'online' ? 'Online' : s.connection === 'connecting' ? 'Connecting…' : 'Reconnecting…';
+  ui.conn.textContent = { online: 'Online', connecting: 'Connecting…', reconnecting: 'Reconnecting…', refused: 'Not connected' }[s.connection];
   ui.nodeRegion.textContent = s.node.region;
   ui.nodeRegion.hidden = s.node.region === '';
   const down = s.connection === 'reconnecting';

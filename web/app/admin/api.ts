@@ -74,6 +74,35 @@ export interface AdminAllocation {
   relayedBytes: number;
 }
 
+/** A server-wide ban (GET /api/v1/admin/bans): a user id or a network, until expiresAt. */
+export interface AdminBan {
+  /** "user:<id>" or "ip:<prefix>": what DELETE takes. */
+  id: string;
+  user?: string;
+  /** A CIDR prefix. */
+  ip?: string;
+  reason?: string;
+  createdAt: string;
+  expiresAt: string;
+  remainingSeconds: number;
+}
+
+/** GET /api/v1/admin/bans. */
+export interface BanList {
+  now: string;
+  /** -bans-max. */
+  max: number;
+  bans: AdminBan[];
+}
+
+/** POST /api/v1/admin/bans: one of user and ip; duration as Go writes it ("90m", "24h"). */
+export interface BanRequest {
+  user?: string;
+  ip?: string;
+  duration: string;
+  reason: string;
+}
+
 /** A refusal as the API words it, or unreachable (status 0) when no answer came. */
 export interface ApiFailure {
   status: number;
@@ -104,14 +133,31 @@ export class AdminApi {
     return this.call('DELETE', `/rooms/${encodeURIComponent(code)}/players/${encodeURIComponent(player)}`);
   }
 
-  private async call<T>(method: string, path: string): Promise<ApiResult<T>> {
+  bans(): Promise<ApiResult<BanList>> {
+    return this.call<BanList>('GET', '/bans');
+  }
+
+  /** Bans a user id or network server-wide; the sessions it covers are ended at once. */
+  ban(req: BanRequest): Promise<ApiResult<{ ban: AdminBan; sessionsEnded: number }>> {
+    return this.call('POST', '/bans', req);
+  }
+
+  /** Lifts a ban by its id. */
+  lift(id: string): Promise<ApiResult<unknown>> {
+    return this.call('DELETE', `/bans?id=${encodeURIComponent(id)}`);
+  }
+
+  private async call<T>(method: string, path: string, request?: unknown): Promise<ApiResult<T>> {
     let resp: Response;
     try {
+      const headers: Record<string, string> = { Authorization: `Bearer ${this.token}`, Accept: 'application/json' };
+      if (request !== undefined) headers['Content-Type'] = 'application/json';
       resp = await fetch(this.base + path, {
         method,
-        headers: { Authorization: `Bearer ${this.token}`, Accept: 'application/json' },
+        headers,
         cache: 'no-store',
         credentials: 'omit',
+        ...(request === undefined ? {} : { body: JSON.stringify(request) }),
       });
     } catch (err) {
       return { ok: false, error: { status: 0, code: 'unreachable', message: err instanceof Error ? err.message : String(err) } };
@@ -152,6 +198,10 @@ export function describeFailure(e: ApiFailure): string {
       return 'That room has closed already.';
     case 'player_not_found':
       return 'That player has left the room already.';
+    case 'ban_not_found':
+      return 'That ban has expired or been lifted already.';
+    case 'too_many_bans':
+      return 'The ban list is full (-bans-max). Lift some bans first.';
     default:
       return e.message || `HTTP ${e.status}`;
   }

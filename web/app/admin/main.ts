@@ -1,4 +1,5 @@
-import { AdminApi, describeFailure, type ApiFailure, type Overview } from './api';
+import { AdminApi, describeFailure, type ApiFailure, type BanList, type Overview } from './api';
+import { banRequestOf, banUi, renderBans } from './bans';
 import { ratesBetween, sampleOf, type Rates, type Sample } from './traffic';
 import { renderLive, ui, type Armed } from './view';
 
@@ -21,6 +22,7 @@ let timer: number | undefined;
 let polling = false;
 let pollAgain = false;
 let last: Overview | null = null;
+let lastBans: BanList | null = null;
 let lastSample: Sample | null = null;
 let rates = NO_RATES;
 const armed: Armed = { action: null };
@@ -44,6 +46,7 @@ function showSignIn(error: string | null, keepToken = false): void {
   window.clearTimeout(timer);
   api = null;
   last = null;
+  lastBans = null;
   lastSample = null;
   rates = NO_RATES;
   if (!keepToken) sessionStorage.removeItem(TOKEN_KEY);
@@ -63,6 +66,7 @@ function refusesToken(e: ApiFailure): boolean {
 
 function draw(): void {
   if (last) renderLive(last, rates, armed);
+  if (lastBans) renderBans(lastBans);
 }
 
 /** Takes in a successful poll. A restarted server numbers its allocations afresh: no rate across that. */
@@ -86,9 +90,10 @@ async function poll(): Promise<void> {
   const current = api;
   if (!current) return;
   polling = true;
-  const r = await current.overview();
+  const [r, b] = await Promise.all([current.overview(), current.bans()]);
   polling = false;
   if (api !== current) return; // signed out meanwhile
+  if (b.ok) lastBans = b.value;
   if (r.ok) accept(r.value);
   else if (refusesToken(r.error)) {
     showSignIn(r.error.status === 401 ? 'The server no longer accepts this token. Sign in again.' : describeFailure(r.error));
@@ -123,6 +128,8 @@ async function signIn(token: string, saved = false): Promise<void> {
   ui.token.value = '';
   api = candidate;
   setPhase('live');
+  const b = await candidate.bans();
+  if (b.ok) lastBans = b.value;
   accept(r.value);
   ui.main.focus({ preventScroll: true });
   timer = window.setTimeout(() => void poll(), POLL_MS);
@@ -163,6 +170,64 @@ ui.signOut.addEventListener('click', () => showSignIn(null));
 ui.rooms.addEventListener('click', (e) => {
   const button = (e.target as Element).closest<HTMLButtonElement>('button[data-action]');
   if (button?.dataset['action']) void act(button.dataset['action']);
+});
+
+/** Adds the ban the form describes; the list shows it at once. */
+async function addBan(): Promise<void> {
+  if (!api) return;
+  const req = banRequestOf(banUi.kind.value, banUi.target.value, banUi.duration.value, banUi.reason.value);
+  if (typeof req === 'string') {
+    showBanError(req);
+    return;
+  }
+  banUi.button.disabled = true;
+  const r = await api.ban(req);
+  banUi.button.disabled = false;
+  if (!r.ok && refusesToken(r.error)) {
+    showSignIn(describeFailure(r.error));
+    return;
+  }
+  if (!r.ok) {
+    showBanError(describeFailure(r.error));
+    return;
+  }
+  showBanError(null);
+  banUi.target.value = '';
+  banUi.reason.value = '';
+  const ended = r.value.sessionsEnded;
+  ui.pollStatus.textContent = ended > 0 ? `Banned; ${ended} ${ended === 1 ? 'session' : 'sessions'} ended.` : 'Banned.';
+  await poll();
+}
+
+function showBanError(message: string | null): void {
+  banUi.error.hidden = message === null;
+  banUi.error.textContent = message ?? '';
+  banUi.target.setAttribute('aria-invalid', message === null ? 'false' : 'true');
+  if (message !== null) banUi.target.focus();
+}
+
+async function lift(id: string): Promise<void> {
+  if (!api) return;
+  const r = await api.lift(id);
+  if (!r.ok && refusesToken(r.error)) {
+    showSignIn(describeFailure(r.error));
+    return;
+  }
+  ui.actionError.hidden = r.ok;
+  ui.actionError.textContent = r.ok ? '' : describeFailure(r.error);
+  await poll();
+}
+
+banUi.form.addEventListener('submit', (e) => {
+  e.preventDefault();
+  void addBan();
+});
+banUi.kind.addEventListener('change', () => {
+  banUi.target.placeholder = banUi.kind.value === 'ip' ? '203.0.113.7 · 203.0.113.0/24 · 2001:db8::/48' : 'user-42 (the token’s sub)';
+});
+banUi.list.addEventListener('click', (e) => {
+  const button = (e.target as Element).closest<HTMLButtonElement>('button[data-lift]');
+  if (button?.dataset['lift']) void lift(button.dataset['lift']);
 });
 
 const saved = sessionStorage.getItem(TOKEN_KEY);

@@ -4,7 +4,8 @@ import { formatAge, formatBytes, formatRate, type Rates } from './traffic';
 // The admin page's DOM. Names come from players and hosts: they only ever
 // go in as text.
 
-function el<T extends HTMLElement>(id: string, type: new () => T): T {
+/** The page's element #id, of type. */
+export function el<T extends HTMLElement>(id: string, type: new () => T): T {
   const found = document.getElementById(id);
   if (!(found instanceof type)) throw new Error(`admin page: #${id} is missing`);
   return found;
@@ -28,7 +29,8 @@ export const ui = {
   pollStatus: el('poll-status', HTMLParagraphElement),
 };
 
-function node<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
+/** A new element with a class and, if given, its text. */
+export function node<K extends keyof HTMLElementTagNameMap>(tag: K, className: string, text?: string): HTMLElementTagNameMap[K] {
   const e = document.createElement(tag);
   if (className) e.className = className;
   if (text !== undefined) e.textContent = text;

@@ -49,6 +49,12 @@ export const ErrorCode = {
   MembersOnly: 'members_only',
   /** The game's backend (the operator's join hook) refused; ErrorBody.message says why, for the player. */
   JoinRefused: 'join_refused',
+  /**
+   * A ban refuses you: the room's host banned your user (joinRoom), or the
+   * server's operator banned your user or network (hello, or before the
+   * connection closes); the message says how long and why, for the player.
+   */
+  Banned: 'banned',
 } as const;
 export type ServerErrorCode = (typeof ErrorCode)[keyof typeof ErrorCode];
 

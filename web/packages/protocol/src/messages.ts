@@ -269,9 +269,15 @@ export interface UpdateRoom {
   setPassword: boolean;
 }
 
-/** Removes a player (host only) and bans it from the room. */
+/** Removes a player (host only) and bans its session and device from the room. */
 export interface Kick {
   id: string;
+  /**
+   * Also ban the player's verified user id from the room (any session, any
+   * name, any device); its rejoin is refused with `banned`. An unverified
+   * player is banned by session and device, as every kick does.
+   */
+  ban: boolean;
 }
 
 /** Starts the game (host only) once every other member is ready. */

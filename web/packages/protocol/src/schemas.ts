@@ -156,7 +156,7 @@ export const bodies: { readonly [T in MessageTypeName]: Field<MessageMap[T]> } =
     password: str,
     setPassword: bool,
   }),
-  kick: struct<Kick>({ id: str }),
+  kick: struct<Kick>({ id: str, ban: bool }),
   startGame: struct<StartGame>({}),
   chat: struct<Chat>({ text: str }),
   playerUpdated: struct<PlayerUpdated>({ player: always(player) }),

@@ -3,6 +3,7 @@
 export {
   LobbyClient,
   type CreateRoomOptions,
+  type KickOptions,
   type LobbyClientOptions,
   type LobbyEvents,
   type NodeMove,

@@ -106,6 +106,17 @@ export interface RoomSettings {
   password?: string;
 }
 
+/** How a host's kick treats the player afterwards. */
+export interface KickOptions {
+  /**
+   * Ban the player's verified user id from the room for the room's life: no
+   * session of that user (any name, any device) may rejoin, and its
+   * `joinRoom` answers `banned`. For an unverified player it changes only the
+   * code its rejoin gets: every kick bans the session and device.
+   */
+  ban?: boolean;
+}
+
 /** A signal as the sender writes it; the server fills in `from`. */
 export interface OutgoingSignal {
   to: string;
@@ -314,9 +325,13 @@ export class LobbyClient {
     await this.call('updateRoom', { ...rest, password, setPassword: password !== undefined }, 'ok');
   }
 
-  /** Removes a player and bans it from the room (host only). */
-  async kick(playerId: string): Promise<void> {
-    await this.call('kick', { id: playerId }, 'ok');
+  /**
+   * Removes a player and bans its session and device from the room (host
+   * only). With `ban`, its verified user id too: no session of that user may
+   * rejoin (`banned`).
+   */
+  async kick(playerId: string, options: KickOptions = {}): Promise<void> {
+    await this.call('kick', { id: playerId, ban: options.ban === true }, 'ok');
   }
 
   /** Starts the game once everyone else is ready (host only; 'not_ready' otherwise). */

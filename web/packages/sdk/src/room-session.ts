@@ -16,7 +16,7 @@ import {
 import type { ChannelName } from './channels.js';
 import { Emitter, type Unsubscribe } from './emitter.js';
 import { ClientErrorCode, LobbyError, type PeerError } from './errors.js';
-import type { CreateRoomOptions, LobbyClient, QuickPlayOptions, RoomSettings } from './lobby-client.js';
+import type { CreateRoomOptions, KickOptions, LobbyClient, QuickPlayOptions, RoomSettings } from './lobby-client.js';
 import { PeerLink, type ChannelData } from './peer-link.js';
 import { backoff, type ReconnectPolicy } from './reconnect.js';
 import { HostSilenceWatch } from './silence-watch.js';
@@ -493,9 +493,12 @@ export class RoomSession {
     return this.request('sendChat', () => this.lobby.sendChat(text));
   }
 
-  /** Removes a player and bans it from the room (host only). */
-  kick(playerId: string): Promise<void> {
-    return this.request('kick', () => this.lobby.kick(playerId));
+  /**
+   * Removes a player and bans its session and device from the room (host
+   * only); `{ ban: true }` bans its verified user id too (see KickOptions).
+   */
+  kick(playerId: string, options: KickOptions = {}): Promise<void> {
+    return this.request('kick', () => this.lobby.kick(playerId, options));
   }
 
   /** Replaces the room's settings (host only); everyone then hears `roomUpdated`. */
