@@ -49,7 +49,7 @@ describe('LobbyClient room features', () => {
     const sent = server.received.slice(1).map((f: Frame) => [f.t, f.b]);
     expect(sent).toEqual([
       ['setReady', { ready: true }],
-      ['kick', { id: 'p2' }],
+      ['kick', { id: 'p2', ban: false }],
       ['startGame', undefined],
       ['chat', { text: '<b>hi</b>' }],
       ['updateRoom', { name: 'r', maxPlayers: 4, public: true, mode: 'Teams', password: '', setPassword: false }],

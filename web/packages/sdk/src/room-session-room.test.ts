@@ -230,7 +230,7 @@ describe('RoomSession requests', () => {
     expect(sent()).toEqual([
       ['setReady', { ready: true }],
       ['chat', { text: 'hello' }],
-      ['kick', { id: 'p3' }],
+      ['kick', { id: 'p3', ban: false }],
       ['startGame', undefined],
       ['updateRoom', { name: 'r2', maxPlayers: 5, public: true, mode: '', password: '', setPassword: false }],
     ]);
@@ -273,7 +273,7 @@ describe('RoomSession after a host change', () => {
     await session.kick('p3');
     await session.startGame();
     expect(sent()).toEqual([
-      ['kick', { id: 'p3' }],
+      ['kick', { id: 'p3', ban: false }],
       ['startGame', undefined],
     ]);
     expect(events).toEqual([
