@@ -1,0 +1,222 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { build, defaultClientConditions } from 'vite';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { launchBrowser } from './browser';
+import type { PlayerProps, Shown } from './react-hooks/page';
+import { serverBinary, startServer, type RunningServer } from './server';
+import { serveStatic, type StaticServer } from './static-server';
+
+// @hostrelay/react's hooks in Chromium against the real relay: a page of
+// components on the hooks (e2e/react-hooks/page.tsx), built here with Vite
+// as a development build (StrictMode runs every effect twice only there)
+// and driven with React Testing Library inside the page. The relay's admin
+// API counts what the hooks really opened: lobby sessions, rooms, players.
+
+const TOKEN = 'e2e-react-admin-token-0123456789';
+let work = '';
+let site: StaticServer | undefined;
+let relay: RunningServer | undefined;
+let browser: Browser | undefined;
+let contexts: BrowserContext[] = [];
+let pages: { label: string; page: Page; log: string[] }[] = [];
+
+beforeAll(async () => {
+  work = mkdtempSync(join(tmpdir(), 'hostrelay-react-hooks-'));
+  await build({
+    configFile: false,
+    logLevel: 'warn',
+    mode: 'development',
+    root: fileURLToPath(new URL('./react-hooks', import.meta.url)),
+    base: './',
+    resolve: { conditions: ['@hostrelay/source', ...defaultClientConditions] },
+    define: { 'process.env.NODE_ENV': JSON.stringify('development') },
+    esbuild: { jsx: 'automatic' },
+    build: { outDir: work, emptyOutDir: true, minify: false, target: 'es2022' },
+  });
+  site = await serveStatic(work);
+  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host, '-admin-token', TOKEN]);
+  browser = await launchBrowser();
+}, 120_000);
+
+afterEach(async (ctx) => {
+  if (ctx.task.result?.state === 'fail') {
+    for (const { label, page, log } of pages) {
+      if (page.isClosed()) continue;
+      process.stderr.write(`--- ${label}\n${log.slice(-60).join('\n')}\n`);
+    }
+    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
+  }
+  for (const c of contexts) await c.close().catch(() => undefined);
+  contexts = [];
+  pages = [];
+  // Every test starts from a relay with nobody on it.
+  await eventually(async () => (await overview()).server.sessions === 0, 'the relay to have no session left');
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await relay?.stop();
+  await site?.close();
+  if (work) rmSync(work, { recursive: true, force: true });
+});
+
+interface Overview {
+  server: { sessions: number; rooms: number; players: number };
+  rooms: { code: string; host: string; players: { id: string; name: string; session: string; ready: boolean }[] }[];
+}
+
+async function overview(): Promise<Overview> {
+  const res = await fetch(`http://${relay!.http}/api/v1/admin/overview`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+  if (!res.ok) throw new Error(`admin overview: ${res.status} ${await res.text()}`);
+  return (await res.json()) as Overview;
+}
+
+/** A fresh browser context on the test page; the page counts the WebSockets it opens. */
+async function open(label: string): Promise<Page> {
+  const context = await browser!.newContext();
+  contexts.push(context);
+  await context.addInitScript(() => {
+    window.sockets = [];
+    const Native = window.WebSocket;
+    window.WebSocket = class extends Native {
+      constructor(url: string | URL, protocols?: string | string[]) {
+        super(url, protocols);
+        window.sockets.push(String(url));
+      }
+    };
+  });
+  const page = await context.newPage();
+  const log: string[] = [];
+  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
+  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
+  pages.push({ label, page, log });
+  await page.goto(`${site!.origin}/`);
+  await page.waitForFunction(() => window.hooks !== undefined);
+  return page;
+}
+
+const ws = (): string => `ws://${relay!.http}/ws`;
+const mount = (page: Page, id: string, props: PlayerProps, strict = true): Promise<void> =>
+  page.evaluate(([i, p, s]) => window.hooks.mount(i, p, s), [id, props, strict] as const);
+const shown = (page: Page, id: string): Promise<Shown> => page.evaluate((i) => window.hooks.shown(i), id);
+const waitShown = (page: Page, id: string, testId: string, text: string): Promise<void> =>
+  page.evaluate(([i, t, x]) => window.hooks.waitFor(i, t, x), [id, testId, text] as const);
+const waitItem = (page: Page, id: string, testId: string, text: string): Promise<void> =>
+  page.evaluate(([i, t, x]) => window.hooks.waitForItem(i, t, x), [id, testId, text] as const);
+
+/** Creates a public room as `name` on a new page; returns the page and the room's code. */
+async function host(name: string, room: string): Promise<{ page: Page; code: string }> {
+  const page = await open(name);
+  await mount(page, 'me', { url: ws(), name, target: { name: room, maxPlayers: 4, public: true } });
+  await waitShown(page, 'me', 'room', 'open');
+  return { page, code: (await shown(page, 'me')).code };
+}
+
+describe('@hostrelay/react in Chromium', () => {
+  it('opens one lobby connection and one room under StrictMode, and closes both on unmount', async () => {
+    const page = await open('strict');
+    await mount(page, 'me', { url: ws(), name: 'Ada', target: { name: 'Strict', maxPlayers: 4, public: true } });
+    await waitShown(page, 'me', 'room', 'open');
+    // StrictMode did run the effects twice (a development build), yet one socket and one session.
+    expect(await page.evaluate(() => window.probeEffects)).toBe(2);
+    expect(await page.evaluate(() => window.sockets)).toEqual([ws()]);
+    const me = await shown(page, 'me');
+    expect(me).toMatchObject({ lobby: 'open', host: 'Ada', players: ['Ada (you)'] });
+    const o = await overview();
+    expect(o.server).toMatchObject({ sessions: 1, rooms: 1, players: 1 });
+    expect(o.rooms[0]!.players.map((p) => p.session)).toEqual([me.session]);
+
+    await page.evaluate(() => window.hooks.unmount('me'));
+    await eventually(async () => (await overview()).server.sessions === 0, 'the session to close after unmount');
+    expect((await overview()).server.rooms).toBe(0);
+    expect(await page.evaluate(() => window.sockets.length)).toBe(1);
+  });
+
+  it('lists the room, joins it by code, readies up, chats and messages the host over a data channel', async () => {
+    const ada = await host('Ada', 'Party');
+    const grace = await open('Grace');
+    await mount(grace, 'me', { url: ws(), name: 'Grace', directory: true });
+    await waitItem(grace, 'me', 'rooms', ada.code);
+
+    await grace.evaluate(([p]) => window.hooks.rerender('me', p), [{ url: ws(), name: 'Grace', target: ada.code }] as const);
+    await waitShown(grace, 'me', 'room', 'open'); // the client's data channels to the host are open
+    await waitItem(ada.page, 'me', 'players', 'Grace');
+    expect(await grace.evaluate(() => window.sockets.length)).toBe(1);
+    expect((await shown(grace, 'me')).players).toEqual(['Ada', 'Grace (you)']);
+
+    await grace.evaluate(() => window.hooks.ready('me'));
+    await waitItem(ada.page, 'me', 'players', 'Grace ready');
+    await grace.evaluate(() => window.hooks.chat('me', 'hello from React'));
+    await waitItem(ada.page, 'me', 'chat', 'Grace: hello from React');
+    await waitItem(grace, 'me', 'chat', 'Grace: hello from React');
+
+    await ada.page.evaluate(() => window.hooks.ping('me'));
+    await waitItem(grace, 'me', 'messages', 'Ada: ping from Ada');
+    await grace.evaluate(() => window.hooks.ping('me'));
+    await waitItem(ada.page, 'me', 'messages', 'Grace: ping from Grace');
+
+    // A rename on the open connection is a setName, not a new connection.
+    await grace.evaluate(([p]) => window.hooks.rerender('me', p), [{ url: ws(), name: 'Grace H', target: ada.code }] as const);
+    await waitItem(ada.page, 'me', 'players', 'Grace H ready');
+    expect(await grace.evaluate(() => window.sockets.length)).toBe(1);
+
+    // Leaving the room (target null) keeps the lobby: the host sees her go.
+    await grace.evaluate(([p]) => window.hooks.rerender('me', p), [{ url: ws(), name: 'Grace H' }] as const);
+    await eventually(async () => (await overview()).rooms[0]?.players.length === 1, 'Grace to leave the room');
+    await waitShown(ada.page, 'me', 'room', 'open');
+    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
+    expect((await overview()).server.sessions).toBe(2);
+  });
+
+  it('moves from one room to another: the second join waits for the first leave', async () => {
+    const ada = await host('Ada', 'First');
+    const bob = await host('Bob', 'Second');
+    const grace = await open('Grace');
+    await mount(grace, 'me', { url: ws(), name: 'Grace', target: ada.code });
+    await waitShown(grace, 'me', 'room', 'open');
+    await grace.evaluate(([p]) => window.hooks.rerender('me', p), [{ url: ws(), name: 'Grace', target: bob.code }] as const);
+    await waitShown(grace, 'me', 'code', bob.code);
+    await waitShown(grace, 'me', 'room', 'open');
+    expect((await shown(grace, 'me')).error).toBe('');
+    const rooms = new Map((await overview()).rooms.map((r) => [r.code, r.players.map((p) => p.name)]));
+    expect(rooms.get(ada.code)).toEqual(['Ada']);
+    expect(rooms.get(bob.code)).toEqual(['Bob', 'Grace']);
+  });
+
+  it('leaves a room whose join was still on its way when the component unmounted', async () => {
+    const ada = await host('Ada', 'Door');
+    const grace = await open('Grace');
+    // The lobby stays; only the room component goes, the moment its join went out.
+    await mount(grace, 'lobby', { url: ws(), name: 'Grace' });
+    await waitShown(grace, 'lobby', 'lobby', 'open');
+    await grace.evaluate(([p]) => {
+      window.hooks.rerender('lobby', p);
+      window.hooks.rerender('lobby', { url: p.url, name: p.name });
+    }, [{ url: ws(), name: 'Grace', target: ada.code }] as const);
+    // The join did land (the host saw her) and was left: the room is Ada's alone again.
+    await eventually(async () => (await overview()).rooms[0]?.players.length === 1 && (await shown(ada.page, 'me')).peak === '2', 'the join to land and be left');
+    await waitShown(ada.page, 'me', 'room', 'open');
+    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
+    expect((await overview()).server.sessions).toBe(2);
+
+    // The whole tree unmounted as its join went out: the lobby closes too, and no seat or session is left.
+    await grace.evaluate(([p]) => window.hooks.unmountWhenJoining('gone', p), [{ url: ws(), name: 'Gone', target: ada.code }] as const);
+    expect(await grace.evaluate(() => window.sockets.length)).toBe(2);
+    await eventually(async () => (await overview()).server.sessions === 2, 'the unmounted lobby to close');
+    expect((await overview()).rooms.map((r) => r.players.map((p) => p.name))).toEqual([['Ada']]);
+    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
+  });
+});
+
+/** Polls `check` every 50 ms until it holds; fails after `timeoutMs` naming `what`. */
+async function eventually(check: () => Promise<boolean>, what: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
