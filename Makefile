@@ -131,10 +131,11 @@ test-web: deps
 test-packages: deps
 	npm run test:packages
 
-## examples: the packages built as published (their dist/), then examples/pong type-checked and built against them into examples/pong/dist
+## examples: the packages built as published (their dist/), then examples/pong and examples/react-lobby type-checked and built against them into their dist/
 examples: deps
 	npm run build:packages
 	npm run build -w hostrelay-example-pong
+	npm run build -w hostrelay-example-react-lobby
 
 e2e: build build-e2e build-natsd examples
 	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) HOSTRELAY_NATSD_BIN=$(abspath $(NATSD)) npm run e2e
