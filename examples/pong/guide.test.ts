@@ -1,6 +1,7 @@
-// docs/guide.md teaches from this example. Every code block it marks with
-// <!-- examples/pong/… --> must still be in that file, and the example must
-// use nothing of hostrelay's but the published packages.
+// docs/guide.md teaches from this example (and, in "With React", from
+// examples/react-lobby). Every code block it marks with <!-- examples/… -->
+// must still be in that file, and the example must use nothing of
+// hostrelay's but the published packages.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -11,7 +12,7 @@ const repo = resolve(example, '../..');
 
 /** The guide's marked blocks: the file each one quotes, and its code. */
 function quotes(markdown: string): { file: string; code: string }[] {
-  return [...markdown.matchAll(/^<!-- (examples\/\S+) -->\n```ts\n([\s\S]*?)^```$/gm)].map((m) => ({ file: m[1]!, code: m[2]! }));
+  return [...markdown.matchAll(/^<!-- (examples\/\S+) -->\n```tsx?\n([\s\S]*?)^```$/gm)].map((m) => ({ file: m[1]!, code: m[2]! }));
 }
 
 /**
@@ -44,6 +45,7 @@ describe('docs/guide.md', () => {
 
   it('quotes the example as it is', () => {
     expect(blocks.length).toBeGreaterThanOrEqual(10);
+    expect(blocks.filter((b) => b.file.startsWith('examples/react-lobby/')).length, 'the React section').toBeGreaterThanOrEqual(6);
     for (const { file, code } of blocks) {
       const piece = missingPiece(code, readFileSync(join(repo, file), 'utf8'));
       expect(piece, `docs/guide.md quotes ${file}, which no longer has:\n${piece}`).toBeNull();
