@@ -1,13 +1,12 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContextOptions, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PongState } from '../examples/pong/src/pong';
 import { H, Phase } from '../examples/pong/src/rules';
-import { launchBrowser } from './browser';
+import { useExampleSite } from './example-site';
 import { until } from './harness';
-import { serverBinary, startServer, type RunningServer } from './server';
-import { serveStatic, type StaticServer } from './static-server';
+import { serverBinary, startServer } from './server';
 
 // The example game (examples/pong), built by `make examples` against the
 // packages' dist/ and served from a static server of its own: another origin
@@ -20,58 +19,18 @@ const SHOTS = 'test-results/example-pong';
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
-let site: StaticServer | undefined;
-let relay: RunningServer | undefined;
-let browser: Browser | undefined;
-let contexts: BrowserContext[] = [];
-let pages: { label: string; page: Page; log: string[] }[] = [];
-
-beforeAll(async () => {
-  if (!existsSync(`${DIST}/index.html`)) throw new Error(`no ${DIST}/index.html: run \`make examples\` first`);
-  site = await serveStatic(DIST);
-  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host]);
-  browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
-});
-
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') {
-    for (const { label, page, log } of pages) {
-      if (page.isClosed()) continue;
-      await page.screenshot({ path: `${SHOTS}/failed-${label}.png` }).catch(() => undefined);
-      const state = await page.evaluate(() => window.pong ?? null).catch(() => null);
-      process.stderr.write(`--- ${label}: window.pong ${JSON.stringify(state)}\n${log.join('\n')}\n`);
-    }
-    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
-  }
-  for (const c of contexts) await c.close().catch(() => undefined);
-  contexts = [];
-  pages = [];
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await relay?.stop();
-  await site?.close();
-});
-
-async function open(label: string, options: BrowserContextOptions): Promise<Page> {
-  if (!browser) throw new Error('example-pong: browser not started');
-  const context = await browser.newContext(options);
-  contexts.push(context);
-  const page = await context.newPage();
-  const log: string[] = [];
-  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
-  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
-  pages.push({ label, page, log });
-  return page;
-}
-
 const state = (page: Page): Promise<PongState> => page.evaluate(() => window.pong!);
+const site = useExampleSite(DIST, { shots: SHOTS, state: (page) => page.evaluate(() => window.pong ?? null) });
+
+beforeAll(() => {
+  if (!existsSync(`${DIST}/index.html`)) throw new Error(`no ${DIST}/index.html: run \`make examples\` first`);
+});
+
+const open = (label: string, options: BrowserContextOptions): Promise<Page> => site.open(label, options);
 
 /** Opens the example pointed at `relayHttp`, creates a game as `name`, and returns the share link. */
 async function createGame(page: Page, name: string): Promise<string> {
-  await page.goto(`${site!.origin}/?relay=${encodeURIComponent(`http://${relay!.http}`)}`);
+  await page.goto(`${site.origin}/?relay=${encodeURIComponent(`http://${site.relay.http}`)}`);
   await page.fill('#name', name);
   await page.click('#go');
   await until(page, () => window.pong?.role === 'host' && window.pong.side === 'left', null, 30_000);
@@ -99,7 +58,7 @@ describe('the example game (examples/pong)', () => {
   it('plays in two tabs: created in one, joined by the share link in the other, by keyboard', async () => {
     const host = await open('host', DESKTOP);
     const link = await createGame(host, 'Ada');
-    expect(link).toMatch(new RegExp(`^${site!.origin}/\\?room=[A-Z0-9]{7}&relay=`));
+    expect(link).toMatch(new RegExp(`^${site.origin}/\\?room=[A-Z0-9]{7}&relay=`));
     expect(await state(host)).toMatchObject({ phase: Phase.Waiting, paddles: { right: null } });
     await host.screenshot({ path: `${SHOTS}/host-waiting.png` });
 
@@ -190,7 +149,7 @@ describe('the example game (examples/pong)', () => {
     const closed = await startServer(serverBinary());
     try {
       const page = await open('refused', DESKTOP);
-      await page.goto(`${site!.origin}/?relay=${encodeURIComponent(`http://${closed.http}`)}`);
+      await page.goto(`${site.origin}/?relay=${encodeURIComponent(`http://${closed.http}`)}`);
       await page.fill('#name', 'Ada');
       await page.click('#go');
       await until(page, () => (document.getElementById('error')?.textContent ?? '') !== '', null, 30_000);

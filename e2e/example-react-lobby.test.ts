@@ -1,13 +1,11 @@
-import { existsSync, mkdirSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, BrowserContextOptions, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { BrowserContextOptions, Page } from 'playwright-core';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { CatchState } from '../examples/react-lobby/src/DotGame';
 import { H, W } from '../examples/react-lobby/src/rules';
-import { launchBrowser } from './browser';
+import { useExampleSite } from './example-site';
 import { until } from './harness';
-import { serverBinary, startServer, type RunningServer } from './server';
-import { serveStatic, type StaticServer } from './static-server';
 
 // The React example (examples/react-lobby), built by `make examples`
 // against the packages' dist/ and served from an origin of its own, as
@@ -21,55 +19,20 @@ const SHOTS = process.env['HOSTRELAY_SCREENSHOTS'] ?? 'test-results/example-reac
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
-let site: StaticServer | undefined;
-let relay: RunningServer | undefined;
-let browser: Browser | undefined;
-let contexts: BrowserContext[] = [];
-let pages: { label: string; page: Page; log: string[] }[] = [];
+const caught = (page: Page): Promise<CatchState | null> => page.evaluate(() => window.catchDot ?? null);
+const site = useExampleSite(DIST, { shots: SHOTS, state: (page) => caught(page) });
 
-beforeAll(async () => {
+beforeAll(() => {
   if (!existsSync(`${DIST}/index.html`)) throw new Error(`no ${DIST}/index.html: run \`make examples\` first`);
-  site = await serveStatic(DIST);
-  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host]);
-  browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
-});
-
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') {
-    for (const { label, page, log } of pages) {
-      if (page.isClosed()) continue;
-      await page.screenshot({ path: `${SHOTS}/failed-${label}.png` }).catch(() => undefined);
-      const state = await page.evaluate(() => window.catchDot ?? null).catch(() => null);
-      process.stderr.write(`--- ${label}: window.catchDot ${JSON.stringify(state)}\n${log.join('\n')}\n`);
-    }
-    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
-  }
-  for (const c of contexts) await c.close().catch(() => undefined);
-  contexts = [];
-  pages = [];
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await relay?.stop();
-  await site?.close();
 });
 
 async function open(label: string, options: BrowserContextOptions, url: string): Promise<Page> {
-  const context = await browser!.newContext(options);
-  contexts.push(context);
-  const page = await context.newPage();
-  const log: string[] = [];
-  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
-  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
-  pages.push({ label, page, log });
+  const page = await site.open(label, options);
   await page.goto(url);
   return page;
 }
 
-const home = (): string => `${site!.origin}/?relay=${encodeURIComponent(`http://${relay!.http}`)}`;
-const caught = (page: Page): Promise<CatchState | null> => page.evaluate(() => window.catchDot ?? null);
+const home = (): string => `${site.origin}/?relay=${encodeURIComponent(`http://${site.relay.http}`)}`;
 
 /** The players as the page lists them: "name badge". */
 const listed = (page: Page): Promise<string[]> =>
@@ -113,7 +76,7 @@ async function catchDot(page: Page, host: Page, name: string, tap = false): Prom
 describe('the React example (examples/react-lobby)', () => {
   it('two tabs join by link, ready up, chat and play', async () => {
     const { page: ada, link } = await createParty('Ada');
-    expect(link).toMatch(new RegExp(`^${site!.origin}/\\?room=[A-Z0-9]{7}&relay=`));
+    expect(link).toMatch(new RegExp(`^${site.origin}/\\?room=[A-Z0-9]{7}&relay=`));
     expect(await listed(ada)).toEqual(['Ada (you) host']);
     expect(await ada.textContent('.ready-up button')).toBe('Waiting for everyone to be ready…');
 

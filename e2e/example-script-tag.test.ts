@@ -1,11 +1,8 @@
-import { mkdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser';
+import type { Page } from 'playwright-core';
+import { describe, expect, it } from 'vitest';
+import { useExampleSite } from './example-site';
 import { until } from './harness';
-import { serverBinary, startServer, type RunningServer } from './server';
-import { serveStatic, type StaticServer } from './static-server';
 
 // The script-tag example (examples/script-tag/index.html): one HTML file, no
 // build, the SDK imported from the relay at /sdk/latest/hostrelay.mjs. It is
@@ -39,53 +36,14 @@ declare global {
   }
 }
 
-let site: StaticServer | undefined;
-let relay: RunningServer | undefined;
-let browser: Browser | undefined;
-let contexts: BrowserContext[] = [];
-let pages: { label: string; page: Page; log: string[] }[] = [];
-
-beforeAll(async () => {
-  site = await serveStatic(DIR);
-  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host]);
-  browser = await launchBrowser();
-  mkdirSync(SHOTS, { recursive: true });
-});
-
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') {
-    for (const { label, page, log } of pages) {
-      if (page.isClosed()) continue;
-      await page.screenshot({ path: `${SHOTS}/failed-${label}.png` }).catch(() => undefined);
-      const state = await page.evaluate(() => window.dots ?? null).catch(() => null);
-      process.stderr.write(`--- ${label}: window.dots ${JSON.stringify(state)}\n${log.join('\n')}\n`);
-    }
-    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
-  }
-  for (const c of contexts) await c.close().catch(() => undefined);
-  contexts = [];
-  pages = [];
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await relay?.stop();
-  await site?.close();
-});
+const site = useExampleSite(DIR, { shots: SHOTS, state: (page) => page.evaluate(() => window.dots ?? null) });
 
 async function open(label: string): Promise<{ page: Page; sdk: { url: string; status: number }[] }> {
-  if (!browser) throw new Error('example-script-tag: browser not started');
-  const context = await browser.newContext({ viewport: { width: 800, height: 720 } });
-  contexts.push(context);
-  const page = await context.newPage();
-  const log: string[] = [];
+  const page = await site.open(label, { viewport: { width: 800, height: 720 } });
   const sdk: { url: string; status: number }[] = [];
-  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
-  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
   page.on('response', (r) => {
     if (new URL(r.url()).pathname.startsWith('/sdk/')) sdk.push({ url: r.url(), status: r.status() });
   });
-  pages.push({ label, page, log });
   return { page, sdk };
 }
 
@@ -106,13 +64,13 @@ async function startAs(page: Page, name: string): Promise<void> {
 
 describe('the script-tag example (examples/script-tag)', () => {
   it('plays in two tabs on its own origin: the SDK from the relay, joined by the share link, each sees the other move', async () => {
-    const relayUrl = `http://${relay!.http}`;
+    const relayUrl = `http://${site.relay.http}`;
     const { page: host, sdk } = await open('host');
-    await host.goto(`${site!.origin}/?relay=${encodeURIComponent(relayUrl)}`);
+    await host.goto(`${site.origin}/?relay=${encodeURIComponent(relayUrl)}`);
     await startAs(host, 'Ada');
     await until(host, () => window.dots?.role === 'host' && window.dots.dots[0] !== undefined, null, 30_000);
     const link = await host.inputValue('#link');
-    expect(link).toMatch(new RegExp(`^${site!.origin}/\\?room=[A-Z0-9]{7}&relay=`));
+    expect(link).toMatch(new RegExp(`^${site.origin}/\\?room=[A-Z0-9]{7}&relay=`));
     // The module came from the relay: /sdk/latest/ redirected to the version it serves.
     expect(sdk.map((r) => [new URL(r.url).pathname, r.status])).toEqual([
       ['/sdk/latest/hostrelay.mjs', 302],
@@ -153,14 +111,14 @@ describe('the script-tag example (examples/script-tag)', () => {
   });
 
   it('loads the classic script with the integrity the relay publishes, and refuses other bytes', async () => {
-    const relayUrl = `http://${relay!.http}`;
+    const relayUrl = `http://${site.relay.http}`;
     const manifest = (await (await fetch(`${relayUrl}/sdk/manifest.json`)).json()) as {
       version: string;
       files: Record<string, { path: string; integrity: string }>;
     };
     const js = manifest.files['hostrelay.js']!;
     const { page } = await open('classic');
-    await page.goto(`${site!.origin}/?relay=${encodeURIComponent(relayUrl)}`);
+    await page.goto(`${site.origin}/?relay=${encodeURIComponent(relayUrl)}`);
     const load = (src: string, integrity: string): Promise<string> =>
       page.evaluate(
         ([s, i]) =>

@@ -2,13 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import { build, defaultClientConditions } from 'vite';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { launchBrowser } from './browser';
+import { afterAll, beforeEach, describe, expect, it } from 'vitest';
+import { useExampleSite } from './example-site';
 import type { PlayerProps, Shown } from './react-hooks/page';
-import { serverBinary, startServer, type RunningServer } from './server';
-import { serveStatic, type StaticServer } from './static-server';
 
 // @hostrelay/react's hooks in Chromium against the real relay: a page of
 // components on the hooks (e2e/react-hooks/page.tsx), built here with Vite
@@ -18,13 +16,9 @@ import { serveStatic, type StaticServer } from './static-server';
 
 const TOKEN = 'e2e-react-admin-token-0123456789';
 let work = '';
-let site: StaticServer | undefined;
-let relay: RunningServer | undefined;
-let browser: Browser | undefined;
-let contexts: BrowserContext[] = [];
-let pages: { label: string; page: Page; log: string[] }[] = [];
 
-beforeAll(async () => {
+/** Builds the test page into a temporary folder. */
+async function buildPage(): Promise<string> {
   work = mkdtempSync(join(tmpdir(), 'hostrelay-react-hooks-'));
   await build({
     configFile: false,
@@ -37,30 +31,19 @@ beforeAll(async () => {
     esbuild: { jsx: 'automatic' },
     build: { outDir: work, emptyOutDir: true, minify: false, target: 'es2022' },
   });
-  site = await serveStatic(work);
-  relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host, '-admin-token', TOKEN]);
-  browser = await launchBrowser();
-}, 120_000);
+  return work;
+}
 
-afterEach(async (ctx) => {
-  if (ctx.task.result?.state === 'fail') {
-    for (const { label, page, log } of pages) {
-      if (page.isClosed()) continue;
-      process.stderr.write(`--- ${label}\n${log.slice(-60).join('\n')}\n`);
-    }
-    process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
-  }
-  for (const c of contexts) await c.close().catch(() => undefined);
-  contexts = [];
-  pages = [];
-  // Every test starts from a relay with nobody on it.
-  await eventually(async () => (await overview()).server.sessions === 0, 'the relay to have no session left');
+const site = useExampleSite(buildPage, {
+  shots: 'test-results/react-hooks',
+  state: (page) => page.evaluate(() => window.sockets),
+  serverArgs: ['-admin-token', TOKEN],
 });
 
-afterAll(async () => {
-  await browser?.close();
-  await relay?.stop();
-  await site?.close();
+// Every test starts from a relay with nobody on it.
+beforeEach(() => eventually(async () => (await overview()).server.sessions === 0, 'the relay to have no session left'));
+
+afterAll(() => {
   if (work) rmSync(work, { recursive: true, force: true });
 });
 
@@ -70,36 +53,31 @@ interface Overview {
 }
 
 async function overview(): Promise<Overview> {
-  const res = await fetch(`http://${relay!.http}/api/v1/admin/overview`, { headers: { Authorization: `Bearer ${TOKEN}` } });
+  const res = await fetch(`http://${site.relay.http}/api/v1/admin/overview`, { headers: { Authorization: `Bearer ${TOKEN}` } });
   if (!res.ok) throw new Error(`admin overview: ${res.status} ${await res.text()}`);
   return (await res.json()) as Overview;
 }
 
 /** A fresh browser context on the test page; the page counts the WebSockets it opens. */
 async function open(label: string): Promise<Page> {
-  const context = await browser!.newContext();
-  contexts.push(context);
-  await context.addInitScript(() => {
-    window.sockets = [];
-    const Native = window.WebSocket;
-    window.WebSocket = class extends Native {
-      constructor(url: string | URL, protocols?: string | string[]) {
-        super(url, protocols);
-        window.sockets.push(String(url));
-      }
-    };
-  });
-  const page = await context.newPage();
-  const log: string[] = [];
-  page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));
-  page.on('pageerror', (e) => log.push(`[pageerror] ${e.message}`));
-  pages.push({ label, page, log });
-  await page.goto(`${site!.origin}/`);
+  const page = await site.open(label, {}, (context) =>
+    context.addInitScript(() => {
+      window.sockets = [];
+      const Native = window.WebSocket;
+      window.WebSocket = class extends Native {
+        constructor(url: string | URL, protocols?: string | string[]) {
+          super(url, protocols);
+          window.sockets.push(String(url));
+        }
+      };
+    }),
+  );
+  await page.goto(`${site.origin}/`);
   await page.waitForFunction(() => window.hooks !== undefined);
   return page;
 }
 
-const ws = (): string => `ws://${relay!.http}/ws`;
+const ws = (): string => `ws://${site.relay.http}/ws`;
 const mount = (page: Page, id: string, props: PlayerProps, strict = true): Promise<void> =>
   page.evaluate(([i, p, s]) => window.hooks.mount(i, p, s), [id, props, strict] as const);
 const shown = (page: Page, id: string): Promise<Shown> => page.evaluate((i) => window.hooks.shown(i), id);
