@@ -1,7 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import { build, defaultClientConditions } from 'vite';
 import { afterAll, beforeEach, describe, expect, it } from 'vitest';
@@ -15,26 +17,50 @@ import type { PlayerProps, Shown } from './react-hooks/page';
 // API counts what the hooks really opened: lobby sessions, rooms, players.
 
 const TOKEN = 'e2e-react-admin-token-0123456789';
+const execFileAsync = promisify(execFile);
 let work = '';
 
-/** Builds the test page into a temporary folder. */
-async function buildPage(): Promise<string> {
+/** The React versions the page is built with: the repository's, and 18 (the oldest the package takes). */
+const REACTS = ['19', '18'] as const;
+type ReactVersion = (typeof REACTS)[number];
+
+/**
+ * Builds the test page into a temporary folder, once per React version:
+ * /19/ with the repository's React, /18/ with React 18 installed beside it
+ * (from the npm cache or the registry) and put in place of react and
+ * react-dom for everything in the bundle, React Testing Library included.
+ */
+async function buildPages(): Promise<string> {
   work = mkdtempSync(join(tmpdir(), 'hostrelay-react-hooks-'));
-  await build({
-    configFile: false,
-    logLevel: 'warn',
-    mode: 'development',
-    root: fileURLToPath(new URL('./react-hooks', import.meta.url)),
-    base: './',
-    resolve: { conditions: ['@hostrelay/source', ...defaultClientConditions] },
-    define: { 'process.env.NODE_ENV': JSON.stringify('development') },
-    esbuild: { jsx: 'automatic' },
-    build: { outDir: work, emptyOutDir: true, minify: false, target: 'es2022' },
-  });
-  return work;
+  const r18 = join(work, 'react18');
+  mkdirSync(r18);
+  writeFileSync(join(r18, 'package.json'), JSON.stringify({ name: 'react18', private: true }));
+  await execFileAsync('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', 'react@^18.3.1', 'react-dom@^18.3.1'], { cwd: r18 });
+  const modules = join(r18, 'node_modules');
+  for (const react of REACTS) {
+    const alias =
+      react === '18'
+        ? ['react', 'react-dom'].flatMap((name) => [
+            { find: new RegExp(`^${name}$`), replacement: join(modules, name) },
+            { find: new RegExp(`^${name}/(.*)$`), replacement: `${join(modules, name)}/$1` },
+          ])
+        : [];
+    await build({
+      configFile: false,
+      logLevel: 'warn',
+      mode: 'development',
+      root: fileURLToPath(new URL('./react-hooks', import.meta.url)),
+      base: './',
+      resolve: { conditions: ['@hostrelay/source', ...defaultClientConditions], alias },
+      define: { 'process.env.NODE_ENV': JSON.stringify('development') },
+      esbuild: { jsx: 'automatic' },
+      build: { outDir: join(work, 'pages', react), emptyOutDir: true, minify: false, target: 'es2022' },
+    });
+  }
+  return join(work, 'pages');
 }
 
-const site = useExampleSite(buildPage, {
+const site = useExampleSite(buildPages, {
   shots: 'test-results/react-hooks',
   state: (page) => page.evaluate(() => window.sockets),
   serverArgs: ['-admin-token', TOKEN],
@@ -58,8 +84,8 @@ async function overview(): Promise<Overview> {
   return (await res.json()) as Overview;
 }
 
-/** A fresh browser context on the test page; the page counts the WebSockets it opens. */
-async function open(label: string): Promise<Page> {
+/** A fresh browser context on the test page built with `react`; the page counts the WebSockets it opens. */
+async function open(label: string, react: ReactVersion = '19'): Promise<Page> {
   const page = await site.open(label, {}, (context) =>
     context.addInitScript(() => {
       window.sockets = [];
@@ -72,8 +98,9 @@ async function open(label: string): Promise<Page> {
       };
     }),
   );
-  await page.goto(`${site.origin}/`);
+  await page.goto(`${site.origin}/${react}/`);
   await page.waitForFunction(() => window.hooks !== undefined);
+  expect(await page.evaluate(() => window.reactVersion.split('.')[0])).toBe(react);
   return page;
 }
 
@@ -87,16 +114,16 @@ const waitItem = (page: Page, id: string, testId: string, text: string): Promise
   page.evaluate(([i, t, x]) => window.hooks.waitForItem(i, t, x), [id, testId, text] as const);
 
 /** Creates a public room as `name` on a new page; returns the page and the room's code. */
-async function host(name: string, room: string): Promise<{ page: Page; code: string }> {
-  const page = await open(name);
+async function host(name: string, room: string, react: ReactVersion = '19'): Promise<{ page: Page; code: string }> {
+  const page = await open(name, react);
   await mount(page, 'me', { url: ws(), name, target: { name: room, maxPlayers: 4, public: true } });
   await waitShown(page, 'me', 'room', 'open');
   return { page, code: (await shown(page, 'me')).code };
 }
 
-describe('@hostrelay/react in Chromium', () => {
+describe.each(REACTS)('@hostrelay/react on React %s in Chromium', (react) => {
   it('opens one lobby connection and one room under StrictMode, and closes both on unmount', async () => {
-    const page = await open('strict');
+    const page = await open('strict', react);
     await mount(page, 'me', { url: ws(), name: 'Ada', target: { name: 'Strict', maxPlayers: 4, public: true } });
     await waitShown(page, 'me', 'room', 'open');
     // StrictMode did run the effects twice (a development build), yet one socket and one session.
@@ -114,6 +141,32 @@ describe('@hostrelay/react in Chromium', () => {
     expect(await page.evaluate(() => window.sockets.length)).toBe(1);
   });
 
+  it('leaves a room whose join was still on its way when the component unmounted', async () => {
+    const ada = await host('Ada', 'Door', react);
+    const grace = await open('Grace', react);
+    // The lobby stays; only the room component goes, the moment its join went out.
+    await mount(grace, 'lobby', { url: ws(), name: 'Grace' });
+    await waitShown(grace, 'lobby', 'lobby', 'open');
+    await grace.evaluate(([p]) => {
+      window.hooks.rerender('lobby', p);
+      window.hooks.rerender('lobby', { url: p.url, name: p.name });
+    }, [{ url: ws(), name: 'Grace', target: ada.code }] as const);
+    // The join did land (the host saw her) and was left: the room is Ada's alone again.
+    await eventually(async () => (await overview()).rooms[0]?.players.length === 1 && (await shown(ada.page, 'me')).peak === '2', 'the join to land and be left');
+    await waitShown(ada.page, 'me', 'room', 'open');
+    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
+    expect((await overview()).server.sessions).toBe(2);
+
+    // The whole tree unmounted as its join went out: the lobby closes too, and no seat or session is left.
+    await grace.evaluate(([p]) => window.hooks.unmountWhenJoining('gone', p), [{ url: ws(), name: 'Gone', target: ada.code }] as const);
+    expect(await grace.evaluate(() => window.sockets.length)).toBe(2);
+    await eventually(async () => (await overview()).server.sessions === 2, 'the unmounted lobby to close');
+    expect((await overview()).rooms.map((r) => r.players.map((p) => p.name))).toEqual([['Ada']]);
+    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
+  });
+});
+
+describe('@hostrelay/react in Chromium', () => {
   it('lists the room, joins it by code, readies up, chats and messages the host over a data channel', async () => {
     const ada = await host('Ada', 'Party');
     const grace = await open('Grace');
@@ -163,30 +216,6 @@ describe('@hostrelay/react in Chromium', () => {
     const rooms = new Map((await overview()).rooms.map((r) => [r.code, r.players.map((p) => p.name)]));
     expect(rooms.get(ada.code)).toEqual(['Ada']);
     expect(rooms.get(bob.code)).toEqual(['Bob', 'Grace']);
-  });
-
-  it('leaves a room whose join was still on its way when the component unmounted', async () => {
-    const ada = await host('Ada', 'Door');
-    const grace = await open('Grace');
-    // The lobby stays; only the room component goes, the moment its join went out.
-    await mount(grace, 'lobby', { url: ws(), name: 'Grace' });
-    await waitShown(grace, 'lobby', 'lobby', 'open');
-    await grace.evaluate(([p]) => {
-      window.hooks.rerender('lobby', p);
-      window.hooks.rerender('lobby', { url: p.url, name: p.name });
-    }, [{ url: ws(), name: 'Grace', target: ada.code }] as const);
-    // The join did land (the host saw her) and was left: the room is Ada's alone again.
-    await eventually(async () => (await overview()).rooms[0]?.players.length === 1 && (await shown(ada.page, 'me')).peak === '2', 'the join to land and be left');
-    await waitShown(ada.page, 'me', 'room', 'open');
-    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
-    expect((await overview()).server.sessions).toBe(2);
-
-    // The whole tree unmounted as its join went out: the lobby closes too, and no seat or session is left.
-    await grace.evaluate(([p]) => window.hooks.unmountWhenJoining('gone', p), [{ url: ws(), name: 'Gone', target: ada.code }] as const);
-    expect(await grace.evaluate(() => window.sockets.length)).toBe(2);
-    await eventually(async () => (await overview()).server.sessions === 2, 'the unmounted lobby to close');
-    expect((await overview()).rooms.map((r) => r.players.map((p) => p.name))).toEqual([['Ada']]);
-    expect((await shown(ada.page, 'me')).players).toEqual(['Ada (you)']);
   });
 });
 

@@ -14,7 +14,7 @@ import {
   useRoomDirectory,
   type RoomTarget,
 } from '@hostrelay/react';
-import { StrictMode, useEffect, useState, type ReactNode } from 'react';
+import { StrictMode, useEffect, useState, version, type ReactNode } from 'react';
 
 export interface PlayerProps {
   url: string;
@@ -48,6 +48,8 @@ declare global {
     sockets: string[];
     /** Effects run by the Probe: 2 under StrictMode in development, 1 otherwise. */
     probeEffects: number;
+    /** The React the page was built with. */
+    reactVersion: string;
   }
 }
 
@@ -254,3 +256,4 @@ const hooks = {
 };
 
 window.hooks = hooks;
+window.reactVersion = version;
