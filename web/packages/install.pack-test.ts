@@ -3,21 +3,22 @@
 // tarballs installed into an empty project outside the repository, and there
 // every package README's TypeScript (and TSX) examples plus a consumer of all
 // four are type-checked with tsc --strict (NodeNext and Bundler resolution,
-// our .d.ts not skipped) and imported by Node. Our own packages come only
-// from the tarballs; @msgpack/msgpack, and react with its types for
+// our .d.ts not skipped) and imported by Node, and examples/react-lobby is
+// bundled there by Vite. Our own packages come only from the tarballs; @msgpack/msgpack, and react with its types for
 // @hostrelay/react's peer dependency, come from the npm cache (or the registry).
 import { execFile } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');
 const PACKAGES = ['protocol', 'sdk', 'netcode', 'react'] as const;
 /** What @hostrelay/react's peer dependencies are met with in the consumer. */
-const REACT = ['react@^19.3.1', '@types/react@^19.3.3'];
+const REACT = ['react@^19.3.1', 'react-dom@^19.3.1', '@types/react@^19.3.3'];
 type Name = (typeof PACKAGES)[number];
 
 interface Manifest {
@@ -191,6 +192,45 @@ describe('an empty project with the four tarballs installed', () => {
       netcode: ['function', 'function', 'function'],
       react: ['function', 'function', 'function'],
     });
+  });
+});
+
+describe('examples/react-lobby built from the tarballs', () => {
+  it('bundles with Vite, every @hostrelay module and React from the consumer’s node_modules', async () => {
+    // The example's page and sources, as a game developer's project would
+    // hold them, in the project that installed the tarballs.
+    const app = join(consumer, 'react-lobby');
+    for (const part of ['index.html', 'src']) cpSync(join(repo, 'examples/react-lobby', part), join(app, part), { recursive: true });
+    const from = new Set<string>();
+    await build({
+      configFile: false,
+      logLevel: 'warn',
+      root: app,
+      base: './',
+      esbuild: { jsx: 'automatic' },
+      build: { outDir: join(app, 'dist'), target: 'es2022' },
+      plugins: [
+        {
+          name: 'where-from',
+          load(id) {
+            // CommonJS modules (React's) come through as virtual ids too: "\0<path>?commonjs-…".
+            const path = id.replace(/^\0/, '');
+            const m = /[\\/]node_modules[\\/]((?:@hostrelay[\\/])?[^\\/]+)[\\/]/.exec(path);
+            if (m) from.add(`${m[1]!.replace('\\', '/')} ${path.startsWith(consumer + sep) ? 'consumer' : `elsewhere: ${path}`}`);
+            return null;
+          },
+        },
+      ],
+    });
+    expect(existsSync(join(app, 'dist/index.html'))).toBe(true);
+    expect([...from].filter((f) => f.startsWith('@hostrelay/') || f.startsWith('react')).sort()).toEqual([
+      '@hostrelay/netcode consumer',
+      '@hostrelay/protocol consumer',
+      '@hostrelay/react consumer',
+      '@hostrelay/sdk consumer',
+      'react consumer',
+      'react-dom consumer',
+    ]);
   });
 });
 

@@ -14,7 +14,8 @@ import { Resource, useResource } from './resource.js';
 
 /**
  * Where this tab stands in the room: 'idle' (no room asked for, or no
- * lobby yet), 'joining' (the create or join is on its way), 'connecting'
+ * open lobby: a lobby that closes takes the room with it, and its
+ * LobbyState says why), 'joining' (the create or join is on its way), 'connecting'
  * (in the room, a client whose data channels to the host are not open
  * yet), 'open' (a host in its room, or a client linked to its host),
  * 'reconnecting' (the lobby connection dropped and is being resumed),
