@@ -126,16 +126,17 @@ test-go: helm
 test-web: deps
 	npm test
 
-# npm pack of @hostrelay/protocol, sdk and netcode, installed from the
+# npm pack of @hostrelay/protocol, sdk, netcode and react, installed from the
 # tarballs into an empty project and type-checked there (web/packages/install.pack-test.ts).
 test-packages: deps
 	npm run test:packages
 
-## examples: the packages built as published (their dist/), then examples/pong and examples/phaser type-checked and built against them into their dist/
+## examples: the packages built as published (their dist/), then examples/pong, examples/phaser and examples/react-lobby type-checked and built against them into their dist/
 examples: deps
 	npm run build:packages
 	npm run build -w hostrelay-example-pong
 	npm run build -w hostrelay-example-phaser
+	npm run build -w hostrelay-example-react-lobby
 
 e2e: build build-e2e build-natsd examples
 	HOSTRELAY_BIN=$(abspath $(E2E_BIN)) HOSTRELAY_BOT_BIN=$(abspath $(BOT)) HOSTRELAY_NATSD_BIN=$(abspath $(NATSD)) npm run e2e
@@ -189,7 +190,7 @@ vulncheck:
 	  echo "govulncheck: SKIPPED, the vulnerability database is unreachable:"; echo "$$out" | tail -1; \
 	else echo "$$out"; exit $$rc; fi
 
-## release: make release VERSION=x.y.z: static binaries for linux and darwin (amd64, arm64) and windows/amd64 with the web app embedded, archived with README and LICENSE, a CycloneDX SBOM per binary, SHA256SUMS, and the npm tarballs of @hostrelay/protocol, sdk and netcode in dist/npm (GoReleaser, .goreleaser.yaml, in snapshot mode: nothing is published; RELEASING.md)
+## release: make release VERSION=x.y.z: static binaries for linux and darwin (amd64, arm64) and windows/amd64 with the web app embedded, archived with README and LICENSE, a CycloneDX SBOM per binary, SHA256SUMS, and the npm tarballs of @hostrelay/protocol, sdk, netcode and react in dist/npm (GoReleaser, .goreleaser.yaml, in snapshot mode: nothing is published; RELEASING.md)
 # GoReleaser and cyclonedx-gomod are built from source by `go install` into
 # bin/tools, one per version, as golangci-lint is.
 GORELEASER_VERSION := v2.15.1
@@ -197,7 +198,7 @@ GORELEASER := bin/tools/goreleaser-$(GORELEASER_VERSION)
 CYCLONEDX_GOMOD_VERSION := v1.10.0
 # In a folder of its own: .goreleaser.yaml runs it by its name, from PATH.
 CYCLONEDX_GOMOD_DIR := bin/tools/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
-NPM_PACKAGES := protocol sdk netcode
+NPM_PACKAGES := protocol sdk netcode react
 VERSION ?=
 # GoReleaser drops all it read from git (commit, date) when the clone has no
 # remote, as it asks for the remote's URL among the rest: a clone without one

@@ -19,7 +19,7 @@ const SHOTS = process.env['HOSTRELAY_SCREENSHOTS'] ?? 'test-results/example-phas
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
-const site = useExampleSite('example-phaser', DIST, SHOTS, (page) => page.evaluate(() => window.tag ?? null));
+const site = useExampleSite(DIST, { shots: SHOTS, state: (page) => page.evaluate(() => window.tag ?? null) });
 const open = site.open;
 
 const state = (page: Page): Promise<TagState> => page.evaluate(() => window.tag!);

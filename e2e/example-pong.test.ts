@@ -1,6 +1,7 @@
+import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import type { BrowserContextOptions, Page } from 'playwright-core';
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import type { PongState } from '../examples/pong/src/pong';
 import { H, Phase } from '../examples/pong/src/rules';
 import { useExampleSite } from './example-site';
@@ -18,14 +19,18 @@ const SHOTS = 'test-results/example-pong';
 const DESKTOP: BrowserContextOptions = { viewport: { width: 1280, height: 800 } };
 const PHONE: BrowserContextOptions = { viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true };
 
-const site = useExampleSite('example-pong', DIST, SHOTS, (page) => page.evaluate(() => window.pong ?? null));
-const open = site.open;
-
 const state = (page: Page): Promise<PongState> => page.evaluate(() => window.pong!);
+const site = useExampleSite(DIST, { shots: SHOTS, state: (page) => page.evaluate(() => window.pong ?? null) });
+
+beforeAll(() => {
+  if (!existsSync(`${DIST}/index.html`)) throw new Error(`no ${DIST}/index.html: run \`make examples\` first`);
+});
+
+const open = (label: string, options: BrowserContextOptions): Promise<Page> => site.open(label, options);
 
 /** Opens the example pointed at `relayHttp`, creates a game as `name`, and returns the share link. */
 async function createGame(page: Page, name: string): Promise<string> {
-  await page.goto(site.start);
+  await page.goto(`${site.origin}/?relay=${encodeURIComponent(`http://${site.relay.http}`)}`);
   await page.fill('#name', name);
   await page.click('#go');
   await until(page, () => window.pong?.role === 'host' && window.pong.side === 'left', null, 30_000);

@@ -36,7 +36,7 @@ declare global {
   }
 }
 
-const site = useExampleSite('example-script-tag', DIR, SHOTS, (page) => page.evaluate(() => window.dots ?? null));
+const site = useExampleSite(DIR, { shots: SHOTS, state: (page) => page.evaluate(() => window.dots ?? null) });
 
 async function open(label: string): Promise<{ page: Page; sdk: { url: string; status: number }[] }> {
   const page = await site.open(label, { viewport: { width: 800, height: 720 } });
@@ -64,7 +64,7 @@ async function startAs(page: Page, name: string): Promise<void> {
 
 describe('the script-tag example (examples/script-tag)', () => {
   it('plays in two tabs on its own origin: the SDK from the relay, joined by the share link, each sees the other move', async () => {
-    const relayUrl = site.relayUrl;
+    const relayUrl = `http://${site.relay.http}`;
     const { page: host, sdk } = await open('host');
     await host.goto(`${site.origin}/?relay=${encodeURIComponent(relayUrl)}`);
     await startAs(host, 'Ada');
@@ -111,7 +111,7 @@ describe('the script-tag example (examples/script-tag)', () => {
   });
 
   it('loads the classic script with the integrity the relay publishes, and refuses other bytes', async () => {
-    const relayUrl = site.relayUrl;
+    const relayUrl = `http://${site.relay.http}`;
     const manifest = (await (await fetch(`${relayUrl}/sdk/manifest.json`)).json()) as {
       version: string;
       files: Record<string, { path: string; integrity: string }>;

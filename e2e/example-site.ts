@@ -6,29 +6,42 @@ import { serverBinary, startServer, type RunningServer } from './server';
 import { serveStatic, type StaticServer } from './static-server';
 
 /**
- * An example game as its developer would host it: its folder served from a
- * static server of its own (another origin than the relay's), the real relay
- * started with -allowed-origins for that origin, one browser per test file
- * and a fresh context per player. A failing test saves every open page's
- * screenshot to `<shots>/failed-<label>.png` and prints what the page
- * publishes for its test (`state`), its console and the relay's last log lines.
+ * A page hosted apart from the relay, as a game developer hosts theirs: a
+ * folder served on an origin of its own, a relay that lets that origin in
+ * (-allowed-origins), and one browser for the test file.
  */
 export interface ExampleSite {
-  /** The page's origin, http://127.0.0.1:PORT. */
+  /** http://127.0.0.1:PORT of the static site. */
   readonly origin: string;
+  readonly relay: RunningServer;
   /** The relay's address, http://127.0.0.1:PORT. */
   readonly relayUrl: string;
   /** The page's URL with ?relay= naming the relay. */
   readonly start: string;
-  /** Opens a player's page in a context of its own. */
-  open(label: string, options?: BrowserContextOptions): Promise<Page>;
+  /**
+   * A page in a fresh browser context (fresh storage), not yet navigated;
+   * `init` runs on the context first (an init script, say).
+   */
+  open(label: string, options?: BrowserContextOptions, init?: (context: BrowserContext) => Promise<unknown>): Promise<Page>;
+}
+
+export interface ExampleSiteOptions {
+  /** Where a failed test's screenshots go. */
+  shots: string;
+  /** What a failed test prints of each page (its window.<state>). */
+  state: (page: Page) => Promise<unknown>;
+  /** More relay flags. */
+  serverArgs?: readonly string[];
 }
 
 /**
- * `dir` is what to serve (an example's folder, or its dist/: run `make
- * examples` first); `state` reads the page's test hook, printed on failure.
+ * Starts the site, the relay and the browser before the file's tests (the
+ * folder may be built first: `dir` may be a function that returns it) and
+ * stops them after. Each test's contexts are closed after it; a failed test
+ * saves every open page's screenshot to `<shots>/failed-<label>.png` and
+ * prints its state, its console and the relay's last log lines.
  */
-export function useExampleSite(name: string, dir: string, shots: string, state: (page: Page) => Promise<unknown>): ExampleSite {
+export function useExampleSite(dir: string | (() => Promise<string>), opts: ExampleSiteOptions): ExampleSite {
   let site: StaticServer | undefined;
   let relay: RunningServer | undefined;
   let browser: Browser | undefined;
@@ -36,20 +49,21 @@ export function useExampleSite(name: string, dir: string, shots: string, state: 
   let pages: { label: string; page: Page; log: string[] }[] = [];
 
   beforeAll(async () => {
-    if (!existsSync(`${dir}/index.html`)) throw new Error(`no ${dir}/index.html: run \`make examples\` first`);
-    site = await serveStatic(dir);
-    relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host]);
+    const folder = typeof dir === 'string' ? dir : await dir();
+    if (!existsSync(`${folder}/index.html`)) throw new Error(`no ${folder}/index.html: run \`make examples\` first`);
+    site = await serveStatic(folder);
+    relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host, ...(opts.serverArgs ?? [])]);
     browser = await launchBrowser();
-    mkdirSync(shots, { recursive: true });
-  });
+    mkdirSync(opts.shots, { recursive: true });
+  }, 120_000);
 
   afterEach(async (ctx) => {
     if (ctx.task.result?.state === 'fail') {
       for (const { label, page, log } of pages) {
         if (page.isClosed()) continue;
-        await page.screenshot({ path: `${shots}/failed-${label}.png` }).catch(() => undefined);
-        const s = await state(page).catch(() => null);
-        process.stderr.write(`--- ${label}: ${JSON.stringify(s ?? null)}\n${log.join('\n')}\n`);
+        await page.screenshot({ path: `${opts.shots}/failed-${label}.png` }).catch(() => undefined);
+        const state = await opts.state(page).catch(() => null);
+        process.stderr.write(`--- ${label}: state ${JSON.stringify(state)}\n${log.join('\n')}\n`);
       }
       process.stderr.write(`--- relay log (last 40 lines)\n${relay?.logs.slice(-40).join('\n')}\n`);
     }
@@ -64,23 +78,26 @@ export function useExampleSite(name: string, dir: string, shots: string, state: 
     await site?.close();
   });
 
-  const started = <T>(what: T | undefined): T => {
-    if (what === undefined) throw new Error(`${name}: the site, relay or browser is not started`);
-    return what;
-  };
   return {
     get origin() {
-      return started(site).origin;
+      if (!site) throw new Error('example site: not started');
+      return site.origin;
+    },
+    get relay() {
+      if (!relay) throw new Error('example site: relay not started');
+      return relay;
     },
     get relayUrl() {
-      return `http://${started(relay).http}`;
+      return `http://${this.relay.http}`;
     },
     get start() {
-      return `${started(site).origin}/?relay=${encodeURIComponent(`http://${started(relay).http}`)}`;
+      return `${this.origin}/?relay=${encodeURIComponent(this.relayUrl)}`;
     },
-    async open(label, options = {}) {
-      const context = await started(browser).newContext(options);
+    async open(label, options = {}, init) {
+      if (!browser) throw new Error('example site: browser not started');
+      const context = await browser.newContext(options);
       contexts.push(context);
+      await init?.(context);
       const page = await context.newPage();
       const log: string[] = [];
       page.on('console', (m) => log.push(`[${m.type()}] ${m.text()}`));

@@ -15,7 +15,7 @@ import (
 	"time"
 )
 
-var npmPackages = []string{"protocol", "sdk", "netcode"}
+var npmPackages = []string{"protocol", "sdk", "netcode", "react"}
 
 // manifest is the part of a package.json a registry page and `npm publish` read.
 type manifest struct {

@@ -1,44 +1,52 @@
 // The published packages as a game developer gets them: `npm pack` of
-// @hostrelay/protocol, sdk and netcode (prepack builds each), the tarballs
-// installed into an empty project outside the repository, and there every
-// package README's TypeScript examples plus a consumer of all three are
-// type-checked with tsc --strict (NodeNext and Bundler resolution, our .d.ts
-// not skipped) and imported by Node. Our own packages come only from the
-// tarballs; @msgpack/msgpack comes from the npm cache (or the registry).
-import { execFileSync, type ExecFileSyncOptions } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+// @hostrelay/protocol, sdk, netcode and react (prepack builds each), the
+// tarballs installed into an empty project outside the repository, and there
+// every package README's TypeScript (and TSX) examples plus a consumer of all
+// four are type-checked with tsc --strict (NodeNext and Bundler resolution,
+// our .d.ts not skipped) and imported by Node, and examples/react-lobby is
+// bundled there by Vite. Our own packages come only from the tarballs; @msgpack/msgpack, and react with its types for
+// @hostrelay/react's peer dependency, come from the npm cache (or the registry).
+import { execFile } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { build } from 'vite';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 const repo = fileURLToPath(new URL('../..', import.meta.url));
 const tsc = join(repo, 'node_modules/typescript/bin/tsc');
-const PACKAGES = ['protocol', 'sdk', 'netcode'] as const;
+const PACKAGES = ['protocol', 'sdk', 'netcode', 'react'] as const;
+/** What @hostrelay/react's peer dependencies are met with in the consumer. */
+const REACT = ['react@^19.3.1', 'react-dom@^19.3.1', '@types/react@^19.3.3'];
 type Name = (typeof PACKAGES)[number];
 
 interface Manifest {
   name: string;
   version: string;
   dependencies?: Record<string, string>;
+  peerDependencies?: Record<string, string>;
 }
 
 let work = '';
 let consumer = '';
 const tarballs = new Map<Name, string>();
 
-/** Runs a command; on failure the error carries its whole output. */
-function run(cmd: string, args: string[], cwd: string): string {
+/**
+ * Runs a command; on failure the error carries its whole output. Not
+ * execFileSync: tsc takes tens of seconds on a busy machine, and a worker
+ * blocked that long misses vitest's own RPC deadline.
+ */
+function run(cmd: string, args: string[], cwd: string): Promise<string> {
   // The npm that runs this test passes its settings down in npm_config_*;
   // workspace ones would make the consumer's npm look for workspaces.
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^npm_config_(workspace|include_workspace)/i.test(k)));
-  const opts: ExecFileSyncOptions = { cwd, env, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'], maxBuffer: 64 << 20 };
-  try {
-    return execFileSync(cmd, args, opts) as string;
-  } catch (err) {
-    const e = err as { stdout?: string; stderr?: string; message: string };
-    throw new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${e.message}\n${e.stdout ?? ''}\n${e.stderr ?? ''}`);
-  }
+  return new Promise((resolve, reject) => {
+    execFile(cmd, args, { cwd, env, encoding: 'utf8', maxBuffer: 64 << 20 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`${cmd} ${args.join(' ')} failed in ${cwd}: ${err.message}\n${stdout}\n${stderr}`));
+      else resolve(stdout);
+    });
+  });
 }
 
 function filesUnder(dir: string): string[] {
@@ -47,9 +55,9 @@ function filesUnder(dir: string): string[] {
     .map((e) => join(e.parentPath, e.name));
 }
 
-/** The ```ts blocks of a README, each a whole module. */
-function examples(readme: string): string[] {
-  return [...readme.matchAll(/^```ts\n([\s\S]*?)^```$/gm)].map((m) => m[1] ?? '');
+/** The ```ts and ```tsx blocks of a README, each a whole module. */
+function examples(readme: string): { code: string; ext: 'ts' | 'tsx' }[] {
+  return [...readme.matchAll(/^```(tsx?)\n([\s\S]*?)^```$/gm)].map((m) => ({ code: m[2] ?? '', ext: m[1] === 'tsx' ? 'tsx' : 'ts' }));
 }
 
 /** Module specifiers a JS or .d.ts file imports or re-exports. */
@@ -59,17 +67,17 @@ function specifiers(code: string): string[] {
 
 const installed = (name: Name): string => join(consumer, 'node_modules/@hostrelay', name);
 
-beforeAll(() => {
+beforeAll(async () => {
   work = mkdtempSync(join(tmpdir(), 'hostrelay-pack-'));
   const packed = join(work, 'tarballs');
   mkdirSync(packed);
-  run('npm', ['pack', '--pack-destination', packed, ...PACKAGES.flatMap((p) => ['-w', `@hostrelay/${p}`])], repo);
+  await run('npm', ['pack', '--pack-destination', packed, ...PACKAGES.flatMap((p) => ['-w', `@hostrelay/${p}`])], repo);
   for (const p of PACKAGES) tarballs.set(p, join(packed, `hostrelay-${p}-0.1.0.tgz`));
 
   consumer = join(work, 'game');
   mkdirSync(consumer);
   writeFileSync(join(consumer, 'package.json'), JSON.stringify({ name: 'my-game', private: true, type: 'module' }, null, 2));
-  run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...PACKAGES.map((p) => tarballs.get(p)!)], consumer);
+  await run('npm', ['install', '--no-audit', '--no-fund', '--prefer-offline', ...PACKAGES.map((p) => tarballs.get(p)!), ...REACT], consumer);
 });
 
 afterAll(() => {
@@ -77,8 +85,8 @@ afterAll(() => {
 });
 
 describe.each(PACKAGES)('@hostrelay/%s', (name) => {
-  it('packs its build, types, sources and README, and no tests', () => {
-    const entries = run('tar', ['-tzf', tarballs.get(name)!], work).split('\n').filter(Boolean);
+  it('packs its build, types, sources and README, and no tests', async () => {
+    const entries = (await run('tar', ['-tzf', tarballs.get(name)!], work)).split('\n').filter(Boolean);
     for (const want of ['package/package.json', 'package/README.md', 'package/dist/index.js', 'package/dist/index.d.ts', 'package/src/index.ts']) {
       expect(entries).toContain(want);
     }
@@ -88,7 +96,7 @@ describe.each(PACKAGES)('@hostrelay/%s', (name) => {
   it('imports only its own files and its declared dependencies', () => {
     const dir = installed(name);
     const manifest = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as Manifest;
-    const deps = Object.keys(manifest.dependencies ?? {});
+    const deps = Object.keys({ ...manifest.dependencies, ...manifest.peerDependencies });
     const dist = join(dir, 'dist');
     const outside: string[] = [];
     for (const file of filesUnder(dist).filter((f) => f.endsWith('.js') || f.endsWith('.d.ts'))) {
@@ -105,6 +113,7 @@ describe.each(PACKAGES)('@hostrelay/%s', (name) => {
     }
     expect(outside).toEqual([]);
     if (name === 'netcode') expect(deps).toEqual(['@hostrelay/sdk']);
+    if (name === 'react') expect(Object.keys(manifest.dependencies ?? {}).sort()).toEqual(['@hostrelay/netcode', '@hostrelay/sdk']);
   });
 
   it('has no `any` in its public types', () => {
@@ -120,11 +129,11 @@ describe.each(PACKAGES)('@hostrelay/%s', (name) => {
   });
 });
 
-describe('an empty project with the three tarballs installed', () => {
+describe('an empty project with the four tarballs installed', () => {
   beforeAll(() => {
     for (const name of PACKAGES) {
-      examples(readFileSync(join(repo, 'web/packages', name, 'README.md'), 'utf8')).forEach((code, i) => {
-        writeFileSync(join(consumer, `readme-${name}-${i + 1}.ts`), code);
+      examples(readFileSync(join(repo, 'web/packages', name, 'README.md'), 'utf8')).forEach(({ code, ext }, i) => {
+        writeFileSync(join(consumer, `readme-${name}-${i + 1}.${ext}`), code);
       });
     }
     writeFileSync(join(consumer, 'consumer.ts'), CONSUMER);
@@ -134,15 +143,16 @@ describe('an empty project with the three tarballs installed', () => {
       strict: true,
       skipLibCheck: false,
       noEmit: true,
+      jsx: 'react-jsx',
       types: [],
     };
     writeFileSync(
       join(consumer, 'tsconfig.nodenext.json'),
-      JSON.stringify({ compilerOptions: { ...base, module: 'NodeNext', moduleResolution: 'NodeNext' }, include: ['*.ts'] }),
+      JSON.stringify({ compilerOptions: { ...base, module: 'NodeNext', moduleResolution: 'NodeNext' }, include: ['*.ts', '*.tsx'] }),
     );
     writeFileSync(
       join(consumer, 'tsconfig.bundler.json'),
-      JSON.stringify({ compilerOptions: { ...base, module: 'ESNext', moduleResolution: 'Bundler' }, include: ['*.ts'] }),
+      JSON.stringify({ compilerOptions: { ...base, module: 'ESNext', moduleResolution: 'Bundler' }, include: ['*.ts', '*.tsx'] }),
     );
   });
 
@@ -152,12 +162,12 @@ describe('an empty project with the three tarballs installed', () => {
     }
   });
 
-  it.each(['nodenext', 'bundler'])('type-checks the README examples and a consumer with tsc --strict (%s resolution)', (mode) => {
-    run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], consumer);
+  it.each(['nodenext', 'bundler'])('type-checks the README examples and a consumer with tsc --strict (%s resolution)', async (mode) => {
+    await run(process.execPath, [tsc, '-p', `tsconfig.${mode}.json`], consumer);
   });
 
-  it('imports all three in Node', () => {
-    const out = run(
+  it('imports all four in Node', async () => {
+    const out = await run(
       process.execPath,
       [
         '--input-type=module',
@@ -165,11 +175,13 @@ describe('an empty project with the three tarballs installed', () => {
         `import * as protocol from '@hostrelay/protocol';
          import * as sdk from '@hostrelay/sdk';
          import * as netcode from '@hostrelay/netcode';
+         import * as react from '@hostrelay/react';
          const frame = protocol.encodeFrame('hello', 1, { name: 'Ada' });
          console.log(JSON.stringify({
            roundTrip: protocol.decodeFrame(frame).t,
            sdk: [typeof sdk.LobbyClient, typeof sdk.RoomSession, typeof sdk.backoff],
            netcode: [typeof netcode.NetHost, typeof netcode.NetClient, typeof netcode.Schema],
+           react: [typeof react.useLobby, typeof react.useRoom, typeof react.useNetHost],
          }));`,
       ],
       consumer,
@@ -178,19 +190,61 @@ describe('an empty project with the three tarballs installed', () => {
       roundTrip: 'hello',
       sdk: ['function', 'function', 'function'],
       netcode: ['function', 'function', 'function'],
+      react: ['function', 'function', 'function'],
     });
   });
 });
 
+describe('examples/react-lobby built from the tarballs', () => {
+  it('bundles with Vite, every @hostrelay module and React from the consumer’s node_modules', async () => {
+    // The example's page and sources, as a game developer's project would
+    // hold them, in the project that installed the tarballs.
+    const app = join(consumer, 'react-lobby');
+    for (const part of ['index.html', 'src']) cpSync(join(repo, 'examples/react-lobby', part), join(app, part), { recursive: true });
+    const from = new Set<string>();
+    await build({
+      configFile: false,
+      logLevel: 'warn',
+      root: app,
+      base: './',
+      esbuild: { jsx: 'automatic' },
+      build: { outDir: join(app, 'dist'), target: 'es2022' },
+      plugins: [
+        {
+          name: 'where-from',
+          load(id) {
+            // CommonJS modules (React's) come through as virtual ids too: "\0<path>?commonjs-…".
+            const path = id.replace(/^\0/, '');
+            const m = /[\\/]node_modules[\\/]((?:@hostrelay[\\/])?[^\\/]+)[\\/]/.exec(path);
+            if (m) from.add(`${m[1]!.replace('\\', '/')} ${path.startsWith(consumer + sep) ? 'consumer' : `elsewhere: ${path}`}`);
+            return null;
+          },
+        },
+      ],
+    });
+    expect(existsSync(join(app, 'dist/index.html'))).toBe(true);
+    expect([...from].filter((f) => f.startsWith('@hostrelay/') || f.startsWith('react')).sort()).toEqual([
+      '@hostrelay/netcode consumer',
+      '@hostrelay/protocol consumer',
+      '@hostrelay/react consumer',
+      '@hostrelay/sdk consumer',
+      'react consumer',
+      'react-dom consumer',
+    ]);
+  });
+});
+
 /**
- * The three packages' types are one set wherever a consumer meets them: the
- * sdk's RoomSummary is the protocol's, and the RoomSession of the sdk is what
- * the netcode's sessionTransport takes. A second copy of a package, or a type
- * the .d.ts cannot resolve, fails here.
+ * The four packages' types are one set wherever a consumer meets them: the
+ * sdk's RoomSummary is the protocol's, the RoomSession of the sdk is what
+ * the netcode's sessionTransport takes, and the react hooks hand out the
+ * sdk's RoomSession and the netcode's NetHost. A second copy of a package,
+ * or a type the .d.ts cannot resolve, fails here.
  */
 const CONSUMER = `import { decodeFrame, encodeFrame, type Frame, type RoomSummary } from '@hostrelay/protocol';
 import { LobbyClient, RoomDirectory, RoomSession, type RoomSummary as ListedRoom } from '@hostrelay/sdk';
-import { sessionTransport, type NetTransport } from '@hostrelay/netcode';
+import { buttonsCodec, Schema, sessionTransport, type Buttons, type NetHost, type NetTransport } from '@hostrelay/netcode';
+import { useNetHost, useRoom } from '@hostrelay/react';
 
 const frame: Frame = decodeFrame(encodeFrame('hello', 1, { name: 'Ada' }));
 export const helloName: string | undefined = frame.t === 'hello' ? frame.b?.name : undefined;
@@ -204,5 +258,13 @@ export async function firstRoom(url: string): Promise<[RoomSummary, ListedRoom] 
 
 export function transportOf(room: RoomSession): NetTransport {
   return sessionTransport(room);
+}
+
+const game = { schema: Schema.define({ x: {} }), input: buttonsCodec(['fire'] as const) };
+
+export function useHosting(code: string): [RoomSession | null, NetHost<Buttons<'fire'>, 'x'> | null] {
+  const room = useRoom(code);
+  const host = useNetHost({ game, step: () => undefined, capture: () => [] }, room.session);
+  return [room.session, host];
 }
 `;

@@ -7,7 +7,7 @@
 //     and those by package name, the way a game outside this repository
 //     would. Under web/ the folder names read top-down: web/app (the lobby
 //     app) imports web/games, which import web/packages (protocol ← sdk ←
-//     netcode); examples/ imports the packages as published, and each game
+//     netcode ← react); examples/ imports the packages as published, and each game
 //     and example stands alone.
 //
 // `npm run check:imports` (part of `make vet`) runs both on the repository.
@@ -46,7 +46,7 @@ export interface ImportReport {
   layering: string[];
 }
 
-const PACKAGES = ['protocol', 'sdk', 'netcode'].map((p) => `@hostrelay/${p}`);
+const PACKAGES = ['protocol', 'sdk', 'netcode', 'react'].map((p) => `@hostrelay/${p}`);
 const FUZZ = ['@hostrelay/fuzz'];
 
 /** This repository's parts, lowest first: a part uses only parts listed before it. */
@@ -56,6 +56,7 @@ export const REPO_PARTS: readonly Part[] = [
   { name: '@hostrelay/protocol', dir: 'web/packages/protocol', uses: [], testUses: FUZZ },
   { name: '@hostrelay/sdk', dir: 'web/packages/sdk', uses: ['@hostrelay/protocol'], testUses: FUZZ },
   { name: '@hostrelay/netcode', dir: 'web/packages/netcode', uses: ['@hostrelay/protocol', '@hostrelay/sdk'], testUses: FUZZ },
+  { name: '@hostrelay/react', dir: 'web/packages/react', uses: ['@hostrelay/sdk', '@hostrelay/netcode'] },
   // web/bundle: the script-tag SDK, the packages as one file for the relay to serve.
   { name: 'the script-tag bundle', dir: 'web/bundle', uses: PACKAGES },
   // web/games: the middle, each game built on the packages alone.
