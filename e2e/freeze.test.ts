@@ -12,7 +12,7 @@ import { arenaGame, until, useHarness } from './harness';
 // second, its game packets lost) answers the check and stays the host.
 
 const h = useHarness('freeze');
-const SHOTS = '/work/shots/freeze';
+const SHOTS = process.env['HOSTRELAY_SCREENSHOTS'] ?? 'test-results/freeze';
 
 const you = (p: Page): Promise<string> => p.evaluate(() => window.hostrelay.you ?? '');
 const tick = (p: Page): Promise<number> => p.evaluate(() => window.hostrelayGame!.tick());
