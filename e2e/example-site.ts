@@ -49,9 +49,9 @@ export function useExampleSite(dir: string | (() => Promise<string>), opts: Exam
   let pages: { label: string; page: Page; log: string[] }[] = [];
 
   beforeAll(async () => {
-    const folder = typeof dir === 'string' ? dir : await dir();
-    if (!existsSync(`${folder}/index.html`)) throw new Error(`no ${folder}/index.html: run \`make examples\` first`);
-    site = await serveStatic(folder);
+    // A folder named here is an example's build; one a function returns is built by the test itself.
+    if (typeof dir === 'string' && !existsSync(`${dir}/index.html`)) throw new Error(`no ${dir}/index.html: run \`make examples\` first`);
+    site = await serveStatic(typeof dir === 'string' ? dir : await dir());
     relay = await startServer(serverBinary(), ['-allowed-origins', new URL(site.origin).host, ...(opts.serverArgs ?? [])]);
     browser = await launchBrowser();
     mkdirSync(opts.shots, { recursive: true });
