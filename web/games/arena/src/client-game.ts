@@ -1,14 +1,33 @@
-// A joining tab's side: predicts its own player, interpolates the rest.
-import { NetClient, type ClientView, type Entity, type NetTransport, type Scheduler } from '@hostrelay/netcode';
-import { movePlayer, separatePlayers } from './physics';
-import { arenaGame, Kind, schema, type ArenaInput, type Field } from './schema';
+// A joining tab's side: predicts its own player, and the ball while it is
+// near it; interpolates the rest.
+import { NetClient, type ClientView, type Entity, type NetTransport, type PredictedEntities, type Scheduler } from '@hostrelay/netcode';
+import { KICK_COOLDOWN_TICKS, kickBall, movePlayer, rollBall, separatePlayers } from './physics';
+import { arenaGame, BALL_ID, Kind, schema, type ArenaInput, type Field } from './schema';
+
+/** The ball is predicted from when it comes this close to our player (centre to centre, px)… */
+export const BALL_CATCH = 120;
+/** …until it is this far again: the gap keeps it from flapping between the two. */
+export const BALL_RELEASE = 200;
+/** Kick cooldowns predicted this many inputs back are kept (2 s: longer than any replay). */
+const COOLDOWN_MEMORY = 120;
+
+export interface ClientGameOptions {
+  /** Predict the ball near our player (default true); false draws it interpolated, as before issue 29. */
+  predictBall?: boolean;
+}
 
 export class ClientGame {
   readonly net: NetClient<ArenaInput, Field>;
   /** Players as last drawn, by entity id: obstacles for our prediction (all but our own, see predict). */
   private drawnPlayers: [number, Entity<Field>][] = [];
+  /**
+   * Our kick cooldown after each input, as predicted. The host keeps it
+   * outside the snapshots, so a replay after a snapshot continues from what
+   * we predicted for the confirmed input.
+   */
+  private readonly cooldowns = new Map<number, number>();
 
-  constructor(transport: NetTransport, readInput: () => ArenaInput, scheduler?: Scheduler) {
+  constructor(transport: NetTransport, readInput: () => ArenaInput, scheduler?: Scheduler, options: ClientGameOptions = {}) {
     this.net = new NetClient<ArenaInput, Field>({
       transport,
       game: arenaGame,
@@ -35,7 +54,45 @@ export class ClientGame {
       // Bumping into another player is mispredicted (we draw them in the past):
       // ease the fix in at no more than 150 px/s, about half a player's top speed.
       maxCorrectionSpeed: 150,
+      predictEntities: options.predictBall === false ? undefined : this.ballPrediction(),
     });
+  }
+
+  /**
+   * The ball, near us, runs on our input as on the host: our push or kick
+   * moves it in the frame we make it. Others push it where we draw them (in
+   * the past), so their pushes are corrected when the host's state arrives.
+   */
+  private ballPrediction(): PredictedEntities<ArenaInput, Field> {
+    return {
+      select: (me, drawn, predicted) => {
+        const ball = drawn.get(BALL_ID);
+        if (!ball) return [];
+        const reach = predicted.has(BALL_ID) ? BALL_RELEASE : BALL_CATCH;
+        return Math.hypot(ball.x - me.x, ball.y - me.y) < reach ? [BALL_ID] : [];
+      },
+      step: ({ local, entities, input, seq, dt }) => {
+        const ball = entities.get(BALL_ID);
+        if (!ball) return;
+        // The host's order: players move, then kick, then the ball rolls and bounces.
+        let cooldown = this.cooldowns.get(seq - 1) ?? 0;
+        if (cooldown > 0) cooldown--;
+        if (cooldown === 0 && input.kick && kickBall(ball, local)) cooldown = KICK_COOLDOWN_TICKS;
+        this.cooldowns.set(seq, cooldown);
+        this.cooldowns.delete(seq - COOLDOWN_MEMORY);
+        const self = this.net.localEntityId;
+        const others = this.drawnPlayers.filter(([id]) => id !== self).map(([, e]) => e);
+        // A goal: the host puts the ball back on the spot, and the snapshot will say so; until then it stays in the net.
+        if (rollBall(ball, dt, [local, ...others])) Object.assign(ball, { vx: 0, vy: 0 });
+      },
+      smoothFields: ['x', 'y'],
+      smoothingMs: 100,
+      // A goal reset moves the ball 450 px or more: show it as a jump.
+      snapDistance: 240,
+      // Fast enough that a ball caught from its interpolated past joins its
+      // predicted present within about half a second; at most 5 px a frame.
+      maxCorrectionSpeed: 300,
+    };
   }
 
   start(): void {
