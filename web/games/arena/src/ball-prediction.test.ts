@@ -117,7 +117,7 @@ describe('the ball, predicted', () => {
     const visible: number[] = [];
     const steps: number[] = [];
     const last: ({ x: number; y: number } | null)[] = [null, null];
-    const towardsBall = (i: number, v: ReturnType<typeof s.step>[number]): ArenaInput => {
+    const towardsBall = (v: ReturnType<typeof s.step>[number]): ArenaInput => {
       const ball = v.entities.get(BALL_ID)!;
       const dx = ball.x - v.local!.x;
       const dy = ball.y - v.local!.y;
@@ -128,7 +128,7 @@ describe('the ball, predicted', () => {
     let views = s.step();
     for (let f = 0; f < 240; f++) {
       // Both steer into the ball until they meet it, then let go.
-      views.forEach((v, i) => (s.inputs[i] = f < PUSH_FRAMES ? towardsBall(i, v) : idle));
+      views.forEach((v, i) => (s.inputs[i] = f < PUSH_FRAMES ? towardsBall(v) : idle));
       views = s.step();
       views.forEach((v, i) => {
         visible.push(v.entityVisibleCorrection);

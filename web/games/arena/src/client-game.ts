@@ -92,6 +92,12 @@ export class ClientGame {
       // Fast enough that a ball caught from its interpolated past joins its
       // predicted present within about half a second; at most 5 px a frame.
       maxCorrectionSpeed: 300,
+      // Left behind, the ball goes back to interpolation once its past is
+      // within 80 px of its present (a slide of at most a quarter second);
+      // a fast ball stays predicted until it slows. Smaller waits longer, and
+      // the ball far away, predicted, gets bigger corrections from others'
+      // pushes (at 16 px, 9–10 shown as jumps a minute in the seeded match).
+      releaseGap: 80,
     };
   }
 

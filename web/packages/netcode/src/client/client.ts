@@ -99,6 +99,8 @@ export interface ClientView<F extends string> extends NetView<F> {
   predictedTick: number;
   /** Largest per-frame slide of a predicted entity (a correction, or a switch to or from interpolation). */
   entityVisibleCorrection: number;
+  /** Entities (of predictEntities) still drawn off their predicted or interpolated place by a slide, and how far. */
+  sliding: ReadonlyMap<number, number>;
 }
 
 /** At least this much input history rides in every packet, ms. */
@@ -353,7 +355,19 @@ export class NetClient<I, F extends string> {
     const localId = this.localEntityId;
     const none = new Set<number>();
     if (!this.playout) {
-      return { renderTick: 0, entities: new Map(), local: null, localId, dry: true, visibleCorrection: 0, snapped: 0, predicted: none, predictedTick: 0, entityVisibleCorrection: 0 };
+      return {
+        renderTick: 0,
+        entities: new Map(),
+        local: null,
+        localId,
+        dry: true,
+        visibleCorrection: 0,
+        snapped: 0,
+        predicted: none,
+        predictedTick: 0,
+        entityVisibleCorrection: 0,
+        sliding: new Map(),
+      };
     }
     this.renderTick = this.playout.renderTick(now);
     const maxExtra = ((this.o.interpolation?.maxExtrapolationMs ?? 100) * this.tickRate) / 1000;
@@ -392,6 +406,7 @@ export class NetClient<I, F extends string> {
       predicted: new Set(ep?.predicted ?? none),
       predictedTick,
       entityVisibleCorrection,
+      sliding: ep?.sliding ?? new Map(),
     };
   }
 

@@ -43,6 +43,14 @@ export interface PredictedEntities<I, F extends string> {
   snapDistance?: number;
   /** The slide never moves an entity faster than this, units/s (default Infinity). */
   maxCorrectionSpeed?: number;
+  /**
+   * An entity no longer chosen goes back to interpolation at the first frame
+   * where its interpolated past is at most this far from where it is drawn
+   * (default snapDistance). A moving object's past and present are apart by
+   * its speed times the interpolation delay plus the input lead; a small
+   * value waits until it is slow or at rest, so the switch needs no slide.
+   */
+  releaseGap?: number;
 }
 
 /** What PredictedEntities.step gets for one tick. */
@@ -126,6 +134,7 @@ export class EntityPredictor<I, F extends string> {
   private readonly smoothingMs: number;
   private readonly snapDistance: number;
   private readonly maxCorrectionSpeed: number;
+  private readonly releaseGap: number;
   private readonly ids = new Set<number>();
   private ack = 0;
   private snapPending = 0;
@@ -140,6 +149,7 @@ export class EntityPredictor<I, F extends string> {
     this.smoothingMs = o.smoothingMs ?? 100;
     this.snapDistance = o.snapDistance ?? Infinity;
     this.maxCorrectionSpeed = o.maxCorrectionSpeed ?? Infinity;
+    this.releaseGap = o.releaseGap ?? this.snapDistance;
   }
 
   /** Ids predicted now. */
@@ -285,27 +295,31 @@ export class EntityPredictor<I, F extends string> {
     return { visibleCorrection: visible, snapped };
   }
 
-  /** Largest offset still being slid in (0 when every entity is drawn where it is predicted or interpolated). */
-  get sliding(): number {
-    let m = 0;
-    for (const v of this.drawn.values()) m = Math.max(m, Math.hypot(...v.offset));
-    return m;
+  /** Entities drawn off their predicted or interpolated place while a slide goes on, and how far off (after this frame's part). */
+  get sliding(): Map<number, number> {
+    const out = new Map<number, number>();
+    for (const [id, v] of this.drawn) {
+      const d = Math.hypot(...v.offset);
+      if (d > 0) out.set(id, d);
+    }
+    return out;
   }
 
   /**
-   * Hands a no longer chosen entity back to interpolation, unless its
-   * interpolated past is further than snapDistance from where it is drawn
-   * (a goal reset predicted but not yet interpolated): switching then would
-   * jump it back into the past and forward again, so it stays predicted
-   * until the past catches up.
+   * Hands a no longer chosen entity back to interpolation once its
+   * interpolated past is within releaseGap of where it is drawn. Until then
+   * it stays predicted: with a gap over snapDistance (a goal reset predicted
+   * but not yet interpolated) switching would jump it back into the past and
+   * forward again; a smaller gap would be slid, and a smaller releaseGap
+   * waits for a moment that needs no slide.
    */
   private release(id: number, t: Track<F>, alpha: number, interpolated: Readonly<Entity<F>> | undefined): void {
-    if (interpolated && this.snapDistance < Infinity) {
+    if (interpolated && this.releaseGap < Infinity) {
       const s = this.schema;
       const base = lerpEntity(s, t.prev, t.cur, alpha);
       const offset = this.drawn.get(id)?.offset;
       const gap = Math.hypot(...this.smoothIdx.map((fi, k) => interpolated[s.fields[fi]!] - base[s.fields[fi]!] - (offset?.[k] ?? 0)));
-      if (gap > this.snapDistance) return;
+      if (gap > this.releaseGap) return;
     }
     this.tracks.delete(id);
     this.ids.delete(id);
