@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hostRoom, joinByLink, until, useHarness } from './harness';
+import { startArena, until, useHarness } from './harness';
 
 // The arena's ball predicted on the client (issue 29), in two real Chromium
 // tabs through the real server and its TURN relay, with the client's
@@ -19,29 +18,9 @@ const BALL_R = 11;
 /** The ball is put this far to the left of the client's player: 11 px from touching it. */
 const GAP = 40;
 
-function collectErrors(page: Page, into: string[], label: string): void {
-  page.on('console', (m) => {
-    if (m.type() === 'error') into.push(`${label}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => into.push(`${label}: ${e.message}`));
-}
-
 describe('the arena ball, predicted', () => {
   it('moves on the client in the frame its player pushes it, over TURN at 100 ms and 10 % loss', async () => {
-    const errors: string[] = [];
-    const host = await h.player('host', { name: 'Ada' });
-    collectErrors(host, errors, 'host');
-    const code = await hostRoom(host, h.base, { name: 'Ball', mode: 'Arena', max: 4 });
-    const client = await h.player('client', { name: 'Grace' });
-    collectErrors(client, errors, 'client');
-    await joinByLink(client, h.base, code);
-    await client.click('#ready-button');
-    await until(host, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
-    await host.click('#start-button');
-    for (const page of [host, client]) await until(page, () => window.hostrelayGame?.ready() ?? false, null, 30_000);
-    for (const page of [host, client]) {
-      expect(await page.evaluate(() => window.hostrelayTest.selectedCandidatePairTypes())).toEqual([{ local: 'relay', remote: 'relay' }]);
-    }
+    const { host, client, errors } = await startArena(h, 'Ball');
     await client.evaluate(() => window.hostrelayGame!.setConditions({ latencyMs: 100, loss: 0.1 }));
 
     // The ball at rest GAP px to the left of the client's player, and the client drawing it there, predicted.

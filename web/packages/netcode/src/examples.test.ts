@@ -36,6 +36,16 @@ function move(e: Entity<Field>, i: Input, dt: number): void {
   e.y += ((i.down ? 1 : 0) - (i.up ? 1 : 0)) * 200 * dt;
 }
 
+type Players = Map<string, { slot: number; e: Entity<Field> }>;
+
+/** The host's step for every player, as the first example spells out: move, then round. */
+function movePlayers(players: Players, inputs: ReadonlyMap<string, Input>, dt: number): void {
+  for (const [id, input] of inputs) {
+    const p = players.get(id);
+    if (p) move(p.e, input, dt), schema.quantize(p.e);
+  }
+}
+
 describe('examples', () => {
   it('host and client: a fixed-tick host, a predicting client', () => {
     // In a browser: transport = sessionTransport(roomSession) and no scheduler.
@@ -91,17 +101,14 @@ describe('examples', () => {
     const shove = (box: Entity<Field>, p: Readonly<Entity<Field>>): void => {
       if (Math.abs(box.y - p.y) < 20 && box.x > p.x && box.x < p.x + 20) box.x = p.x + 20;
     };
-    const players = new Map<string, { slot: number; e: Entity<Field> }>();
+    const players: Players = new Map();
     const box: Entity<Field> = { x: 200, y: 0 };
     const host = new NetHost<Input, Field>({
       transport: net.hostTransport(),
       game,
       scheduler: clock,
       step: ({ inputs, dt }) => {
-        for (const [id, input] of inputs) {
-          const p = players.get(id);
-          if (p) move(p.e, input, dt), schema.quantize(p.e);
-        }
+        movePlayers(players, inputs, dt);
         for (const p of players.values()) shove(box, p.e);
         schema.quantize(box);
       },
