@@ -235,7 +235,8 @@ export class EntityPredictor<I, F extends string> {
       const shift = Math.hypot(...d);
       if (shift === 0) continue;
       const view = this.drawnOf(id);
-      d.forEach((v, k) => (view.offset[k]! += v));
+      // Not drawn predicted yet: the pending switch slides from where it was drawn to the corrected place.
+      if (view.switchFrom !== 'interpolated') d.forEach((v, k) => (view.offset[k]! += v));
       const gap = Math.hypot(...view.offset);
       const snapped = gap > this.snapDistance;
       if (snapped) {
