@@ -2,7 +2,7 @@
 // near it; interpolates the rest.
 import { NetClient, type ClientView, type Entity, type NetTransport, type PredictedEntities, type Scheduler } from '@hostrelay/netcode';
 import { KICK_COOLDOWN_TICKS, kickBall, movePlayer, rollBall, separatePlayers } from './physics';
-import { arenaGame, BALL_ID, Kind, schema, type ArenaInput, type Field } from './schema';
+import { ARENA_H, ARENA_W, arenaGame, BALL_ID, Kind, PLAYER_R, schema, type ArenaInput, type Field } from './schema';
 
 /** The ball is predicted from when it comes this close to our player (centre to centre, px)… */
 export const BALL_CATCH = 120;
@@ -10,6 +10,21 @@ export const BALL_CATCH = 120;
 export const BALL_RELEASE = 200;
 /** Kick cooldowns predicted this many inputs back are kept (2 s: longer than any replay). */
 const COOLDOWN_MEMORY = 120;
+/**
+ * Others are carried at most this far ahead (s) to where we predict: past
+ * a round trip plus the interpolation delay at 200 ms RTT a straight line
+ * is more guess than help.
+ */
+const MAX_LEAD_S = 0.3;
+/**
+ * How much of the way from renderTick to predictedTick the others are
+ * carried. A snapshot replays the inputs of about a round trip up to the
+ * present, so the obstacles that matter are earlier than the present.
+ * Measured over ten seeded 60 s matches at 100 ms RTT (player corrections
+ * shown as jumps, sum of 30 clients): 0 → 762, 0.6 → 136, 1 → 416.
+ */
+const LEAD_SHARE = 0.6;
+const TICK_RATE = arenaGame.tickRate ?? 60;
 
 export interface ClientGameOptions {
   /** Predict the ball near our player (default true); false draws it interpolated, as before issue 29. */
@@ -18,7 +33,7 @@ export interface ClientGameOptions {
 
 export class ClientGame {
   readonly net: NetClient<ArenaInput, Field>;
-  /** Players as last drawn, by entity id: obstacles for our prediction (all but our own, see predict). */
+  /** Players as last drawn, by entity id, the others carried to our present (see view): obstacles for our prediction (all but our own, see predict). */
   private drawnPlayers: [number, Entity<Field>][] = [];
   /**
    * Our kick cooldown after each input, as predicted. The host keeps it
@@ -112,7 +127,24 @@ export class ClientGame {
   view(): ClientView<Field> {
     const v = this.net.view();
     this.drawnPlayers = [];
-    for (const [id, e] of v.entities) if (e.kind === Kind.Player) this.drawnPlayers.push([id, e]);
+    // Others are drawn at renderTick, our prediction runs at predictedTick.
+    // Against their past we bumped into players who had moved on and missed
+    // those who had come: shoves the host corrected by 60–100 px, shown as
+    // jumps (issue 29, docs/netcode.md). Carried along their velocity
+    // LEAD_SHARE of the way to our present, they are about where the host
+    // has them in the middle of the inputs a snapshot makes us replay.
+    const lead = Math.min(MAX_LEAD_S, Math.max(0, (LEAD_SHARE * (v.predictedTick - v.renderTick)) / TICK_RATE));
+    for (const [id, e] of v.entities) {
+      if (e.kind !== Kind.Player) continue;
+      if (id === v.localId) {
+        this.drawnPlayers.push([id, e]);
+        continue;
+      }
+      const o = schema.copy(e);
+      o.x = Math.min(ARENA_W - PLAYER_R, Math.max(PLAYER_R, o.x + o.vx * lead));
+      o.y = Math.min(ARENA_H - PLAYER_R, Math.max(PLAYER_R, o.y + o.vy * lead));
+      this.drawnPlayers.push([id, o]);
+    }
     return v;
   }
 }
