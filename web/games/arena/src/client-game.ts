@@ -19,11 +19,14 @@ const MAX_LEAD_S = 0.3;
 /**
  * How much of the way from renderTick to predictedTick the others are
  * carried. A snapshot replays the inputs of about a round trip up to the
- * present, so the obstacles that matter are earlier than the present.
- * Measured over ten seeded 60 s matches at 100 ms RTT (player corrections
- * shown as jumps, sum of 30 clients): 0 → 762, 0.6 → 136, 1 → 416.
+ * present, so the obstacles that matter are earlier than the present; and
+ * the further they are carried, the more our player is drawn sunk into
+ * others drawn in their past. At 100 ms RTT, player corrections shown as
+ * jumps in ten seeded 60 s matches (sum of 30 clients), and frames drawing
+ * our player over half a radius into another (seeds 3–5): 0 → 762, 1.4 %;
+ * 0.3 → 190, 1.8 %; 0.6 → 136, 15 %; 1 → 416 (docs/netcode.md).
  */
-const LEAD_SHARE = 0.6;
+const LEAD_SHARE = 0.3;
 const TICK_RATE = arenaGame.tickRate ?? 60;
 
 export interface ClientGameOptions {
@@ -131,8 +134,8 @@ export class ClientGame {
     // Against their past we bumped into players who had moved on and missed
     // those who had come: shoves the host corrected by 60–100 px, shown as
     // jumps (issue 29, docs/netcode.md). Carried along their velocity
-    // LEAD_SHARE of the way to our present, they are about where the host
-    // has them in the middle of the inputs a snapshot makes us replay.
+    // LEAD_SHARE of the way to our present, they are nearer where the host
+    // has them during the inputs a snapshot makes us replay.
     const lead = Math.min(MAX_LEAD_S, Math.max(0, (LEAD_SHARE * (v.predictedTick - v.renderTick)) / TICK_RATE));
     for (const [id, e] of v.entities) {
       if (e.kind !== Kind.Player) continue;
