@@ -1,14 +1,18 @@
 import { mkdirSync } from 'node:fs';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hostRoom, joinByLink, until, useHarness } from './harness';
+import { startArena, until, useHarness } from './harness';
 
 // The demo arena in two real Chromium tabs, through the real server and its
 // TURN relay, with the client's network conditioner at 100 ms each way and
 // 10 % loss each way. Both tabs play (the game's autopilot presses the keys)
 // for 3 s to settle, then 10 s measured: the client's view of the ball must
 // match the host's, frame by frame at the tick the client was drawing, and
-// once the ball has stopped, exactly.
+// once the ball has stopped, exactly. Near the client's player the ball is
+// predicted (drawn at the client's own tick, ahead of the host) and a
+// correction or a switch between the two is slid in over a few frames:
+// sliding frames are reported only; the median bound below holds for all
+// the others, the p90 bound for those drawn interpolated (when there are
+// ten or more: the autopilot keeps the ball near the client).
 
 const h = useHarness('game');
 
@@ -28,13 +32,6 @@ const AT_REST = 1 / 16;
 const PLAY_TICKS = 600; // 10 s at 60 Hz
 const SETTLE_TICKS = 180;
 
-function collectErrors(page: Page, into: string[], label: string): void {
-  page.on('console', (m) => {
-    if (m.type() === 'error') into.push(`${label}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => into.push(`${label}: ${e.message}`));
-}
-
 const lerpAt = (history: [number, number, number][], tick: number): [number, number] | null => {
   const i = history.findIndex(([t]) => t >= tick);
   if (i <= 0) return null;
@@ -46,23 +43,8 @@ const lerpAt = (history: [number, number, number][], tick: number): [number, num
 
 describe('the arena', () => {
   it('plays 10 s over TURN at 100 ms and 10 % loss, and the client sees the host’s ball', async () => {
-    const errors: string[] = [];
-    const host = await h.player('host', { name: 'Ada' });
-    collectErrors(host, errors, 'host');
-    const code = await hostRoom(host, h.base, { name: 'Arena', mode: 'Arena', max: 4 });
-    const client = await h.player('client', { name: 'Grace' });
-    collectErrors(client, errors, 'client');
-    await joinByLink(client, h.base, code);
-
-    await client.click('#ready-button');
-    await until(host, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
-    await host.click('#start-button');
-    for (const page of [host, client]) await until(page, () => window.hostrelayGame?.ready() ?? false, null, 30_000);
-
-    // Relay on both ends, as everywhere in hostrelay.
-    for (const page of [host, client]) {
-      expect(await page.evaluate(() => window.hostrelayTest.selectedCandidatePairTypes())).toEqual([{ local: 'relay', remote: 'relay' }]);
-    }
+    // Relay on both ends, as everywhere in hostrelay (startArena checks it).
+    const { host, client, errors } = await startArena(h, 'Arena');
 
     // The conditioner, set from the client's debug panel like a developer would.
     await client.click('.hr-netpanel summary');
@@ -84,26 +66,39 @@ describe('the arena', () => {
     const samples = await client.evaluate(() => window.hostrelayGame!.ballSamples());
     const history = await host.evaluate(() => window.hostrelayGame!.ballHistory());
     const errs: number[] = [];
-    for (const [tick, x, y] of samples) {
+    const predictedErrs: number[] = [];
+    let sliding = 0;
+    for (const [tick, x, y, predicted, slide] of samples) {
       if (tick < start) continue;
       const at = lerpAt(history, tick);
-      if (at) errs.push(Math.hypot(x - at[0], y - at[1]));
+      if (!at) continue;
+      if (slide > 0.5) sliding++;
+      else (predicted ? predictedErrs : errs).push(Math.hypot(x - at[0], y - at[1]));
     }
     errs.sort((a, b) => a - b);
-    const q = (p: number): number => errs[Math.min(errs.length - 1, Math.floor(p * errs.length))] ?? NaN;
+    predictedErrs.sort((a, b) => a - b);
+    const q = (p: number, xs = errs): number => xs[Math.min(xs.length - 1, Math.floor(p * xs.length))] ?? NaN;
     const stats = await client.evaluate(() => window.hostrelayGame!.clientStats()!);
     const moved = history.filter(([t], i) => t >= start && i > 0 && history[i - 1]![1] !== history[i]![1]).length;
     console.log(
       `client drew ${errs.length} frames of play; ball error vs host at the same tick: median ${q(0.5).toFixed(2)} px, ` +
         `p90 ${q(0.9).toFixed(2)} px, p95 ${q(0.95).toFixed(2)} px, p99 ${q(0.99).toFixed(2)} px, max ${q(1).toFixed(1)} px; ball moved in ${moved} of ${PLAY_TICKS} ticks; ` +
         `RTT ${stats.rttMs?.toFixed(0)} ms, loss in ${(stats.lossIn * 100).toFixed(1)} % out ${(stats.lossOut * 100).toFixed(1)} %, ` +
+        `${sliding} frames sliding; predicted frames ${predictedErrs.length}: median ${q(0.5, predictedErrs).toFixed(2)} px, p90 ${q(0.9, predictedErrs).toFixed(2)} px, ` +
+        `${stats.entityCorrections} ball corrections; ` +
         `interp ${stats.interpDelayMs.toFixed(0)} ms, dry ${(((stats.dryFrames - before.dryFrames) / (stats.frames - before.frames)) * 100).toFixed(2)} % of frames, ` +
         `${stats.corrections} corrections, ${stats.stickyTicks} late inputs, ${stats.desyncs} desyncs`,
     );
-    expect(errs.length).toBeGreaterThan(300);
+    expect(errs.length + predictedErrs.length + sliding).toBeGreaterThan(300);
+
     expect(moved).toBeGreaterThan(60); // they really played
-    expect(q(0.5)).toBeLessThanOrEqual(ALIGNED_MEDIAN);
-    expect(q(0.9)).toBeLessThanOrEqual(ALIGNED_P90);
+    // Drawn where it is (interpolated or predicted, nothing sliding), the ball
+    // is the host's at that tick in most frames: a predicted one differs only
+    // while another player's push is a round trip away. The autopilot keeps
+    // the ball near the client, so some runs draw few frames interpolated.
+    const settled = [...errs, ...predictedErrs].sort((a, b) => a - b);
+    expect(q(0.5, settled)).toBeLessThanOrEqual(ALIGNED_MEDIAN);
+    if (errs.length >= 10) expect(q(0.9)).toBeLessThanOrEqual(ALIGNED_P90);
     // The panel really set the conditioner, it really dropped packets, and nothing desynced.
     const cond = await client.evaluate(() => window.hostrelayGame!.conditioner());
     expect(cond.conditions).toMatchObject({ latencyMs: 100, loss: 0.1 });

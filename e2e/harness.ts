@@ -158,3 +158,35 @@ export async function arenaGame(h: Harness): Promise<{ ada: Page; bob: Page; cal
   await until(ada, () => (window.hostrelayGame?.hostStats().length ?? 0) === 2, null, 30_000);
   return { ada, bob, cal, code };
 }
+
+/** Collects a page's console errors and uncaught exceptions into `into`, labelled. */
+export function collectErrors(page: Page, into: string[], label: string): void {
+  page.on('console', (m) => {
+    if (m.type() === 'error') into.push(`${label}: ${m.text()}`);
+  });
+  page.on('pageerror', (e) => into.push(`${label}: ${e.message}`));
+}
+
+/**
+ * Ada hosts an Arena room, Grace joins it by link and gets ready, Ada starts
+ * it; returns once both tabs play, on a relay/relay pair each, with every
+ * console error of either tab collected in `errors`.
+ */
+export async function startArena(h: Harness, room: string, max = 4): Promise<{ host: Page; client: Page; code: string; errors: string[] }> {
+  const errors: string[] = [];
+  const host = await h.player('host', { name: 'Ada' });
+  collectErrors(host, errors, 'host');
+  const code = await hostRoom(host, h.base, { name: room, mode: 'Arena', max });
+  const client = await h.player('client', { name: 'Grace' });
+  collectErrors(client, errors, 'client');
+  await joinByLink(client, h.base, code);
+  await client.click('#ready-button');
+  await until(host, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
+  await host.click('#start-button');
+  for (const page of [host, client]) await until(page, () => window.hostrelayGame?.ready() ?? false, null, 30_000);
+  for (const page of [host, client]) {
+    const pairs = await page.evaluate(() => window.hostrelayTest.selectedCandidatePairTypes());
+    if (JSON.stringify(pairs) !== JSON.stringify([{ local: 'relay', remote: 'relay' }])) throw new Error(`harness: selected pair ${JSON.stringify(pairs)}, not relay/relay`);
+  }
+  return { host, client, code, errors };
+}

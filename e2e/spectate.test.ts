@@ -1,7 +1,6 @@
 import { mkdirSync } from 'node:fs';
-import type { Page } from 'playwright-core';
 import { describe, expect, it } from 'vitest';
-import { hostRoom, joinByLink, until, useHarness } from './harness';
+import { collectErrors, startArena, until, useHarness } from './harness';
 
 // Spectators in real Chromium tabs: two tabs play the arena over TURN, a
 // third watches it from the room list's Watch button and a fourth from a
@@ -20,26 +19,9 @@ const DELAY_TICKS = 120;
  */
 const MIN_BEHIND = DELAY_TICKS * (5 / 6);
 
-function collectErrors(page: Page, into: string[], label: string): void {
-  page.on('console', (m) => {
-    if (m.type() === 'error') into.push(`${label}: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => into.push(`${label}: ${e.message}`));
-}
-
 describe('spectators', () => {
   it('watch a full, started arena from the room list and from a link, the delay behind the host', async () => {
-    const errors: string[] = [];
-    const host = await h.player('host', { name: 'Ada' });
-    collectErrors(host, errors, 'host');
-    const code = await hostRoom(host, h.base, { name: 'Final', mode: 'Arena', max: 2 });
-    const client = await h.player('client', { name: 'Grace' });
-    collectErrors(client, errors, 'client');
-    await joinByLink(client, h.base, code);
-    await client.click('#ready-button');
-    await until(host, () => !(document.getElementById('start-button') as HTMLButtonElement).disabled, null);
-    await host.click('#start-button');
-    for (const page of [host, client]) await until(page, () => window.hostrelayGame?.ready() ?? false, null, 30_000);
+    const { host, client, code, errors } = await startArena(h, 'Final', 2);
     for (const page of [host, client]) await page.check('#hr-autopilot');
 
     // The room is full and started: its row has no seat but a Watch button.

@@ -41,7 +41,7 @@ describe('arena rules', () => {
     Object.assign(a.ball, { x: 20, y: 270, vx: -600, vy: 0 });
     let moved: string[] = [];
     for (let tick = 1; tick < 10 && moved.length === 0; tick++) {
-      moved = a.step({ tick, dt: 1 / 60, inputs: new Map(), sticky: new Set() }, () => null);
+      moved = a.step({ tick, dt: 1 / 60, inputs: new Map(), sticky: new Set() });
     }
     expect(moved.sort()).toEqual(['c', 'h']);
     const score = new Map(a.entities()).get(SCORE_ID)!;

@@ -1,18 +1,13 @@
 // The host's world: players, the ball and the score, stepped once per tick.
 import type { Entity, Handover, HostTick } from '@hostrelay/netcode';
-import { bounceBallOffPlayer, kickBall, moveBall, movePlayer, separatePlayers, type Goal } from './physics';
+import { KICK_COOLDOWN_TICKS, kickBall, movePlayer, rollBall, separatePlayers, type Goal } from './physics';
 import { ARENA_H, ARENA_W, BALL_ID, Kind, SCORE_ID, schema, teamOf, type ArenaInput, type Field } from './schema';
-
-const KICK_COOLDOWN_TICKS = 18;
 
 interface Body {
   slot: number;
   e: Entity<Field>;
   cooldown: number;
 }
-
-/** Where the kicker saw the ball (lag compensation), or null to use where it is now. */
-export type BallSeenBy = (playerId: string) => { x: number; y: number } | null;
 
 export class Arena {
   readonly ball: Entity<Field>;
@@ -64,7 +59,7 @@ export class Arena {
   }
 
   /** One tick. Returns the ids of players moved by a goal reset (legitimate teleports). */
-  step(t: HostTick<ArenaInput>, ballSeenBy: BallSeenBy): string[] {
+  step(t: HostTick<ArenaInput>): string[] {
     for (const [id, b] of this.bodies) {
       const input = t.inputs.get(id);
       if (input) movePlayer(b.e, input, t.dt);
@@ -75,14 +70,13 @@ export class Arena {
     for (let i = 0; i < list.length; i++) {
       for (let j = i + 1; j < list.length; j++) separatePlayers(list[i]!.e, list[j]!.e);
     }
+    // A kick is judged against the ball as it is now: that is where a
+    // client near the ball saw it, because it predicts the ball (ClientGame).
     for (const [id, b] of this.bodies) {
       if (b.cooldown > 0) b.cooldown--;
-      if (b.cooldown === 0 && t.inputs.get(id)?.kick && kickBall(this.ball, b.e, ballSeenBy(id) ?? this.ball)) {
-        b.cooldown = KICK_COOLDOWN_TICKS;
-      }
+      if (b.cooldown === 0 && t.inputs.get(id)?.kick && kickBall(this.ball, b.e)) b.cooldown = KICK_COOLDOWN_TICKS;
     }
-    const goal = moveBall(this.ball, t.dt);
-    for (const b of this.bodies.values()) bounceBallOffPlayer(this.ball, b.e);
+    const goal = rollBall(this.ball, t.dt, [...this.bodies.values()].map((b) => b.e));
     for (const b of this.bodies.values()) schema.quantize(b.e);
     schema.quantize(this.ball);
     return goal ? this.scoreGoal(goal) : [];

@@ -12,6 +12,20 @@ export interface ArenaMatchOptions {
   conditions?: Partial<Conditions>;
   deltaCompression?: boolean;
   seed?: number;
+  /** Clients predict the ball near their player (default true, see ClientGame). */
+  predictBall?: boolean;
+}
+
+export interface ArenaMatchClient {
+  id: string;
+  game: ClientGame;
+  sees: PilotView;
+  frames: number;
+  dry: number;
+  /** Per frame: how far correction smoothing moved the local player. */
+  visible: number[];
+  /** Per frame: the ball as drawn, [x, y]. */
+  balls: [number, number][];
 }
 
 export function arenaMatch(o: ArenaMatchOptions) {
@@ -22,15 +36,16 @@ export function arenaMatch(o: ArenaMatchOptions) {
   host.start();
   const clients = Array.from({ length: o.clients }, (_, i) => {
     const transport = net.addClient(`c${i + 1}`, o.conditions ?? {}, (o.seed ?? 1) * 1000 + i);
-    const c: { id: string; game: ClientGame; sees: PilotView; frames: number; dry: number; visible: number[] } = {
+    const c: ArenaMatchClient = {
       id: `c${i + 1}`,
       game: undefined as unknown as ClientGame,
       sees: { me: null, ball: null },
       frames: 0,
       dry: 0,
       visible: [],
+      balls: [],
     };
-    c.game = new ClientGame(transport, () => autopilot(c.sees), clock);
+    c.game = new ClientGame(transport, () => autopilot(c.sees), clock, { predictBall: o.predictBall });
     c.game.start();
     return c;
   });
@@ -52,6 +67,7 @@ export function arenaMatch(o: ArenaMatchOptions) {
           c.frames++;
           if (v.dry) c.dry++;
           c.visible.push(v.visibleCorrection);
+          if (b) c.balls.push([b.x, b.y]);
         }
       }
     }

@@ -1,6 +1,5 @@
 // The host tab's side: owns the arena and the authoritative loop.
 import {
-  LagCompensator,
   type Handover,
   NetHost,
   type HostPeerStats,
@@ -10,15 +9,14 @@ import {
 } from '@hostrelay/netcode';
 import { Arena } from './arena';
 import { PLAYER_MAX_SPEED } from './physics';
-import { arenaGame, BALL_ID, schema, SNAPSHOT_RATE, type ArenaInput, type Field } from './schema';
+import { arenaGame, BALL_ID, SNAPSHOT_RATE, type ArenaInput, type Field } from './schema';
 
-/** Ball positions by tick, kept this long for tests and the lag compensator's users. */
+/** Ball positions by tick, kept this long for tests. */
 const BALL_HISTORY_TICKS = 60 * 30;
 
 export class HostGame {
   readonly net: NetHost<ArenaInput, Field>;
   readonly arena: Arena;
-  private readonly lag: LagCompensator<Field>;
   private readonly ballByTick = new Map<number, [number, number]>();
 
   /** With a handover, the game goes on from the world the old host last sent (host migration). */
@@ -30,7 +28,6 @@ export class HostGame {
     handover?: Handover<Field>,
   ) {
     this.arena = handover ? Arena.fromHandover(handover) : new Arena();
-    this.lag = new LagCompensator(schema, { tickRate: arenaGame.tickRate ?? 60 });
     this.net = new NetHost<ArenaInput, Field>({
       transport,
       game: arenaGame,
@@ -39,7 +36,7 @@ export class HostGame {
       scheduler,
       localInput: readInput,
       step: (t) => {
-        const moved = this.arena.step(t, (id) => this.ballSeenBy(id));
+        const moved = this.arena.step(t);
         for (const id of moved) this.net.allowTeleport(id);
       },
       capture: () => this.arena.entities(),
@@ -53,7 +50,6 @@ export class HostGame {
     this.net.on('playerJoin', (p) => this.arena.join(p.id, p.slot));
     this.net.on('playerLeave', (p) => this.arena.leave(p.id));
     this.net.on('tick', (tick, entities) => {
-      this.lag.record(tick, entities);
       const ball = entities.get(BALL_ID);
       if (ball) this.ballByTick.set(tick, [ball.x, ball.y]);
       for (const t of this.ballByTick.keys()) {
@@ -88,16 +84,5 @@ export class HostGame {
       if (stats) out.push({ id: p.id, stats });
     }
     return out;
-  }
-
-  /**
-   * Where a kicker saw the ball: the world rewound to the tick their screen
-   * showed when they pressed kick (at most 200 ms back), so a kick that
-   * looked in reach on their screen is in reach here.
-   */
-  private ballSeenBy(playerId: string): { x: number; y: number } | null {
-    const view = this.net.viewTick(playerId);
-    if (view === null) return null;
-    return this.lag.at(BALL_ID, view, this.net.tick);
   }
 }

@@ -119,7 +119,8 @@ export function mountArena(opts: ArenaOptions): RunningGame {
   // continues from the newest snapshot this tab received.
   let host: HostGame | null = session.role === 'host' ? new HostGame(transport, readInput) : null;
   let client: ClientGame | null = host ? null : new ClientGame(transport, readInput);
-  const samples: [number, number, number][] = [];
+  const samples: [number, number, number, number, number][] = [];
+  const frames: [number, number, number, number, number, number][] = [];
   let ended: string | null = null;
   let promoted = false;
   // Why the host we follow went, as its playerLeft said (it comes before hostChanged).
@@ -171,8 +172,14 @@ export function mountArena(opts: ArenaOptions): RunningGame {
       me = v.local;
       ball = v.entities.get(BALL_ID) ?? null;
       if (import.meta.env.MODE === 'e2e' && ball) {
-        samples.push([v.renderTick, ball.x, ball.y]);
+        // A predicted ball is drawn in the client's present, the rest in the host's past.
+        const predicted = v.predicted.has(BALL_ID);
+        samples.push([predicted ? v.predictedTick : v.renderTick, ball.x, ball.y, predicted ? 1 : 0, v.sliding.get(BALL_ID) ?? 0]);
         if (samples.length > SAMPLES) samples.shift();
+        if (me) {
+          frames.push([performance.now(), me.x, me.y, ball.x, ball.y, predicted ? 1 : 0]);
+          if (frames.length > SAMPLES) frames.shift();
+        }
       }
       renderer.draw({ entities: v.entities, localId: v.localId, names: names() });
     }
@@ -226,7 +233,8 @@ export function mountArena(opts: ArenaOptions): RunningGame {
       },
       tick: () => (host ? host.net.tick : (samples[samples.length - 1]?.[0] ?? 0)),
       ballHistory: () => host?.ballHistory() ?? [],
-      ballSamples: () => (host ? (ball ? [[host.net.tick, ball.x, ball.y]] : []) : [...samples]),
+      ballSamples: () => (host ? (ball ? [[host.net.tick, ball.x, ball.y, 0, 0]] : []) : [...samples]),
+      frames: () => [...frames],
       clientStats: () => client?.net.stats() ?? null,
       hostStats: () => host?.peerStats() ?? [],
       setAutopilot: (on) => {

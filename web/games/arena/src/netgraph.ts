@@ -1,6 +1,7 @@
 // The netgraph: what the network is doing to this tab, refreshed a few
 // times a second, with a strip chart of the round trip (and corrections as
-// ticks on it) in the style of Source's net_graph.
+// ticks on it: amber for the player's, cyan for the ball's) in the style
+// of Source's net_graph.
 import type { ClientStats, HostPeerStats } from '@hostrelay/netcode';
 
 const HISTORY = 120;
@@ -15,7 +16,9 @@ export class Netgraph {
   private readonly chart: HTMLCanvasElement;
   private readonly rtts: number[] = [];
   private readonly marks: boolean[] = [];
+  private readonly ballMarks: boolean[] = [];
   private lastCorrections = 0;
+  private lastBallCorrections = 0;
 
   constructor() {
     this.el = document.createElement('div');
@@ -37,9 +40,11 @@ export class Netgraph {
       `${s.snapshotRate.toFixed(0)} snapshots/s   interp ${ms(s.interpDelayMs)}`,
       `dry ${pct(dry)}   late inputs ${s.stickyTicks}`,
       `corrections ${s.corrections} (last ${s.lastCorrection.toFixed(1)} px)   jumps ${s.snaps}`,
+      `ball ${s.predictedEntities > 0 ? 'predicted' : 'interpolated'}   corrections ${s.entityCorrections} (last ${s.lastEntityCorrection.toFixed(1)} px)`,
     ].join('\n');
-    this.push(s.rttMs ?? 0, s.corrections > this.lastCorrections);
+    this.push(s.rttMs ?? 0, s.corrections > this.lastCorrections, s.entityCorrections > this.lastBallCorrections);
     this.lastCorrections = s.corrections;
+    this.lastBallCorrections = s.entityCorrections;
   }
 
   showHost(tick: number, peers: { name: string; stats: HostPeerStats }[]): void {
@@ -49,15 +54,17 @@ export class Netgraph {
     }
     this.text.textContent = lines.join('\n');
     const worst = Math.max(0, ...peers.map((p) => p.stats.rttMs ?? 0));
-    this.push(worst, false);
+    this.push(worst, false, false);
   }
 
-  private push(rtt: number, corrected: boolean): void {
+  private push(rtt: number, corrected: boolean, ballCorrected: boolean): void {
     this.rtts.push(rtt);
     this.marks.push(corrected);
+    this.ballMarks.push(ballCorrected);
     if (this.rtts.length > HISTORY) {
       this.rtts.shift();
       this.marks.shift();
+      this.ballMarks.shift();
     }
     const c = this.chart.getContext('2d');
     if (!c) return;
@@ -76,7 +83,11 @@ export class Netgraph {
     c.stroke();
     c.fillStyle = '#ffb224';
     this.marks.forEach((m, i) => {
-      if (m) c.fillRect((i / (HISTORY - 1)) * w - 1, 0, 2, h);
+      if (m) c.fillRect((i / (HISTORY - 1)) * w - 1, 0, 2, h / 2);
+    });
+    c.fillStyle = '#3ed6f0';
+    this.ballMarks.forEach((m, i) => {
+      if (m) c.fillRect((i / (HISTORY - 1)) * w - 1, h / 2, 2, h / 2);
     });
   }
 }

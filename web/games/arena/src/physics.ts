@@ -21,6 +21,8 @@ const WALL_BOUNCE = 0.85;
 const PLAYER_BOUNCE = 0.5;
 export const KICK_SPEED = 520;
 export const KICK_REACH = PLAYER_R + BALL_R + 14;
+/** Ticks after a kick before the same player can kick again. */
+export const KICK_COOLDOWN_TICKS = 18;
 
 /** One tick of a player's own movement: acceleration, friction, speed cap, walls. */
 export function movePlayer(e: Entity<Field>, input: ArenaInput, dt: number): void {
@@ -81,7 +83,7 @@ export function separatePlayers(a: Entity<Field>, b: Entity<Field>): boolean {
 }
 
 /** The ball bounces off a player as off a moving wall: the player does not feel it (so prediction stays exact). */
-export function bounceBallOffPlayer(ball: Entity<Field>, p: Entity<Field>): boolean {
+export function bounceBallOffPlayer(ball: Entity<Field>, p: Readonly<Entity<Field>>): boolean {
   const dx = ball.x - p.x;
   const dy = ball.y - p.y;
   const d = Math.hypot(dx, dy);
@@ -101,9 +103,9 @@ export function bounceBallOffPlayer(ball: Entity<Field>, p: Entity<Field>): bool
 }
 
 /** A kick sends the ball away from the kicker if it is in reach. */
-export function kickBall(ball: Entity<Field>, p: Entity<Field>, ballSeenAt: { x: number; y: number }): boolean {
-  const dx = ballSeenAt.x - p.x;
-  const dy = ballSeenAt.y - p.y;
+export function kickBall(ball: Entity<Field>, p: Readonly<Entity<Field>>): boolean {
+  const dx = ball.x - p.x;
+  const dy = ball.y - p.y;
   const d = Math.hypot(dx, dy);
   if (d > KICK_REACH || d === 0) return false;
   ball.vx = (dx / d) * KICK_SPEED + p.vx * 0.5;
@@ -113,6 +115,18 @@ export function kickBall(ball: Entity<Field>, p: Entity<Field>, ballSeenAt: { x:
 }
 
 export type Goal = 'left' | 'right' | null;
+
+/**
+ * The ball's part of a tick once the players have moved and kicked: it
+ * rolls, then bounces off every player it touches. The host runs it with
+ * every player; a client predicting the ball with its own player and the
+ * others where it draws them.
+ */
+export function rollBall(ball: Entity<Field>, dt: number, players: Iterable<Readonly<Entity<Field>>>): Goal {
+  const goal = moveBall(ball, dt);
+  for (const p of players) bounceBallOffPlayer(ball, p);
+  return goal;
+}
 
 /** Moves the ball one tick; returns which goal it went into, if any. */
 export function moveBall(ball: Entity<Field>, dt: number): Goal {

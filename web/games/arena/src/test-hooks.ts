@@ -27,8 +27,15 @@ export interface HostrelayGameHooks {
   tick(): number;
   /** Host: the ball after each recent tick, [tick, x, y]. Client: empty. */
   ballHistory(): [number, number, number][];
-  /** Client: the ball as drawn in each recent frame, [render tick, x, y]. Host: the ball as drawn now. */
-  ballSamples(): [number, number, number][];
+  /**
+   * Client: the ball as drawn in each recent frame, [tick, x, y, predicted, sliding]:
+   * the render tick when interpolated (predicted 0), the client's predicted tick
+   * when predicted (1); sliding is how far a correction or a switch between the
+   * two still holds it off that tick's place, px. Host: the ball as drawn now.
+   */
+  ballSamples(): [number, number, number, number, number][];
+  /** Client: each recent frame, [performance.now(), our player x, y, the ball x, y, ball predicted 0 or 1]. Host: empty. */
+  frames(): [number, number, number, number, number, number][];
   clientStats(): ClientStats | null;
   hostStats(): { id: string; stats: HostPeerStats }[];
   setAutopilot(on: boolean): void;

@@ -36,6 +36,16 @@ function move(e: Entity<Field>, i: Input, dt: number): void {
   e.y += ((i.down ? 1 : 0) - (i.up ? 1 : 0)) * 200 * dt;
 }
 
+type Players = Map<string, { slot: number; e: Entity<Field> }>;
+
+/** The host's step for every player, as the first example spells out: move, then round. */
+function movePlayers(players: Players, inputs: ReadonlyMap<string, Input>, dt: number): void {
+  for (const [id, input] of inputs) {
+    const p = players.get(id);
+    if (p) move(p.e, input, dt), schema.quantize(p.e);
+  }
+}
+
 describe('examples', () => {
   it('host and client: a fixed-tick host, a predicting client', () => {
     // In a browser: transport = sessionTransport(roomSession) and no scheduler.
@@ -81,6 +91,66 @@ describe('examples', () => {
       }
     }
     expect(client.stats().corrections).toBe(0); // every prediction matched the host
+  });
+
+  it('predicted entities: a box the player pushes moves in the frame of the push', () => {
+    const clock = new SimClock();
+    const net = new SimNetwork(clock, 'host');
+    const BOX = 100;
+    // The host's rule for the box, shared: a player walking into it shoves it ahead.
+    const shove = (box: Entity<Field>, p: Readonly<Entity<Field>>): void => {
+      if (Math.abs(box.y - p.y) < 20 && box.x > p.x && box.x < p.x + 20) box.x = p.x + 20;
+    };
+    const players: Players = new Map();
+    const box: Entity<Field> = { x: 200, y: 0 };
+    const host = new NetHost<Input, Field>({
+      transport: net.hostTransport(),
+      game,
+      scheduler: clock,
+      step: ({ inputs, dt }) => {
+        movePlayers(players, inputs, dt);
+        for (const p of players.values()) shove(box, p.e);
+        schema.quantize(box);
+      },
+      capture: () => [...[...players.values()].map((p) => [p.slot, p.e] as const), [BOX, box] as const],
+    });
+    host.on('playerJoin', (p) => players.set(p.id, { slot: p.slot, e: { x: 100, y: 0 } }));
+    host.start();
+
+    const client = new NetClient<Input, Field>({
+      transport: net.addClient('grace', { latencyMs: 50 }), // 100 ms round trip
+      game,
+      scheduler: clock,
+      readInput: () => ({ up: false, down: false, left: false, right: true }), // walks into the box
+      predict: move,
+      smoothFields: ['x', 'y'],
+      predictEntities: {
+        // Predict the box while we are near it (a wider circle to let go: no flapping at the edge).
+        select: (me, drawn, predicted) => {
+          const b = drawn.get(BOX);
+          return b && Math.abs(b.x - me.x) < (predicted.has(BOX) ? 150 : 100) ? [BOX] : [];
+        },
+        step: ({ local, entities }) => {
+          const b = entities.get(BOX);
+          if (b) shove(b, local);
+        },
+      },
+    });
+    client.start();
+
+    let touchFrame = -1;
+    let boxMoved = -1;
+    for (let frame = 0; frame < 90; frame++) {
+      clock.advance(1000 / 60);
+      const view = client.frame();
+      const drawnBox = view.entities.get(BOX);
+      if (touchFrame < 0 && client.stats().predictedEntities > 0 && view.local && view.local.x + 20 >= 200) touchFrame = frame;
+      if (boxMoved < 0 && drawnBox && drawnBox.x > 200) boxMoved = frame;
+    }
+    // The box moved on our screen as our player reached it, not a round trip later.
+    expect(boxMoved).toBeGreaterThan(0);
+    expect(Math.abs(boxMoved - touchFrame)).toBeLessThanOrEqual(1);
+    expect(client.stats().entityCorrections).toBe(0); // nobody else touched it: every prediction matched the host
   });
 
   it('host migration: the promoted client continues from its newest snapshot', () => {

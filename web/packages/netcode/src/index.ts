@@ -7,6 +7,7 @@ export { DEFAULT_HANDOVER_GRACE_MS, NetHost, type HostTick, type HostValidation,
 export type { HostPeerStats } from './host/peer.js';
 export { NetClient, type ClientView, type NetClientEvents, type NetClientOptions } from './client/client.js';
 export type { Correction, PredictStep } from './client/prediction.js';
+export type { EntityCorrection, PredictedEntities, PredictedTick } from './client/entity-prediction.js';
 export type { PlayoutOptions } from './client/interpolation.js';
 export { DEFAULT_SNAPSHOT_RATE, DEFAULT_TICK_RATE, type Handover, type NetGame, type NetPlayer, type NetView } from './game.js';
 export {

@@ -31,6 +31,18 @@ export interface ClientStats extends NetStats {
   maxVisibleCorrection: number;
   /** Corrections too big to smooth, shown as a jump. */
   snaps: number;
+  /** Entities predicted now besides the local player (NetClientOptions.predictEntities). */
+  predictedEntities: number;
+  /** Snapshots that moved a predicted entity's present (one per entity). */
+  entityCorrections: number;
+  /** Size of the last of them that was slid in (distance over the smoothed fields). */
+  lastEntityCorrection: number;
+  /** Largest of them that was slid in. */
+  maxEntityCorrection: number;
+  /** Largest per-frame slide of a predicted entity so far (a correction, or a switch to or from interpolation). */
+  maxEntityVisibleCorrection: number;
+  /** Entity corrections too big to smooth, shown as a jump. */
+  entitySnaps: number;
   /** How far behind the host's present remote entities are drawn, ms. */
   interpDelayMs: number;
   frames: number;

@@ -9,6 +9,7 @@ import type { Entity, EntityMap, ReadonlyEntityMap } from '../wire/schema.js';
 import type { HashLog } from '../wire/state-hash.js';
 import { InputLead } from './input-lead.js';
 import { PlayoutClock, SnapshotBuffer, type PlayoutOptions } from './interpolation.js';
+import { EntityPredictor, type EntityCorrection, type PredictedEntities } from './entity-prediction.js';
 import { Predictor, type Correction, type PredictStep } from './prediction.js';
 import { SnapshotDecoder } from './snapshot-decoder.js';
 
@@ -37,6 +38,13 @@ export interface NetClientOptions<I, F extends string> {
   snapDistance?: number;
   /** The slide never moves the local entity faster than this, units/s (default Infinity). */
   maxCorrectionSpeed?: number;
+  /**
+   * Other entities the local input moves (a ball the player pushes),
+   * predicted with the local input instead of interpolated, so a push shows
+   * in the frame it happens rather than a round trip later. Needs `predict`.
+   * See PredictedEntities.
+   */
+  predictEntities?: PredictedEntities<I, F>;
   interpolation?: Omit<PlayoutOptions, 'tickRate' | 'snapshotRate'> & {
     /** Longest a remote entity is extrapolated when snapshots stop, ms (default 100). */
     maxExtrapolationMs?: number;
@@ -51,6 +59,8 @@ export interface NetClientEvents {
   /** A snapshot newer than any before it was applied. */
   snapshot: [tick: number];
   correction: [correction: Correction];
+  /** A snapshot moved a predicted entity's present (see predictEntities). */
+  entityCorrection: [correction: EntityCorrection];
   /** Our reconstruction of a snapshot hashed differently from the host's. */
   desync: [tick: number];
   kicked: [reason: string];
@@ -79,6 +89,18 @@ export interface ClientView<F extends string> extends NetView<F> {
   visibleCorrection: number;
   /** Length of a correction shown as a jump this frame (over snapDistance), else 0. */
   snapped: number;
+  /** Entities drawn predicted (predictEntities), besides the local player. */
+  predicted: ReadonlySet<number>;
+  /**
+   * The (fractional) host tick the local player and predicted entities are
+   * drawn at: the client's present, ahead of the host by about half a round
+   * trip plus the input cushion (remote entities are at renderTick, behind).
+   */
+  predictedTick: number;
+  /** Largest per-frame slide of a predicted entity (a correction, or a switch to or from interpolation). */
+  entityVisibleCorrection: number;
+  /** Entities (of predictEntities) still drawn off their predicted or interpolated place by a slide, and how far. */
+  sliding: ReadonlyMap<number, number>;
 }
 
 /** At least this much input history rides in every packet, ms. */
@@ -106,6 +128,9 @@ export class NetClient<I, F extends string> {
   private readonly scheduler: Scheduler;
   private readonly ticker: FixedTicker;
   private predictor: Predictor<I, F>;
+  private entityPredictor: EntityPredictor<I, F> | null;
+  /** The last frame's entities: what predictEntities chooses and collides with. */
+  private lastDrawn: ReadonlyEntityMap<F> = new Map();
   private decoder: SnapshotDecoder<F>;
   private lead = new InputLead();
   private readonly buffer: SnapshotBuffer<F>;
@@ -144,6 +169,11 @@ export class NetClient<I, F extends string> {
     lastCorrection: 0,
     maxVisibleCorrection: 0,
     snaps: 0,
+    entityCorrections: 0,
+    lastEntityCorrection: 0,
+    maxEntityCorrection: 0,
+    maxEntityVisibleCorrection: 0,
+    entitySnaps: 0,
     frames: 0,
     dryFrames: 0,
     desyncs: 0,
@@ -161,6 +191,13 @@ export class NetClient<I, F extends string> {
     this.buffer = new SnapshotBuffer(options.game.schema);
     this.decoder = new SnapshotDecoder(options.game.schema, this.tickRate);
     this.predictor = this.makePredictor();
+    this.entityPredictor = this.makeEntityPredictor();
+  }
+
+  private makeEntityPredictor(): EntityPredictor<I, F> | null {
+    const o = this.o;
+    if (!o.predictEntities || !o.predict) return null;
+    return new EntityPredictor(o.game.schema, o.predictEntities, o.smoothFields ?? [], 1 / this.tickRate);
   }
 
   private makePredictor(): Predictor<I, F> {
@@ -316,7 +353,22 @@ export class NetClient<I, F extends string> {
     const frameMs = this.lastViewAt === null ? 0 : now - this.lastViewAt;
     this.lastViewAt = now;
     const localId = this.localEntityId;
-    if (!this.playout) return { renderTick: 0, entities: new Map(), local: null, localId, dry: true, visibleCorrection: 0, snapped: 0 };
+    const none = new Set<number>();
+    if (!this.playout) {
+      return {
+        renderTick: 0,
+        entities: new Map(),
+        local: null,
+        localId,
+        dry: true,
+        visibleCorrection: 0,
+        snapped: 0,
+        predicted: none,
+        predictedTick: 0,
+        entityVisibleCorrection: 0,
+        sliding: new Map(),
+      };
+    }
     this.renderTick = this.playout.renderTick(now);
     const maxExtra = ((this.o.interpolation?.maxExtrapolationMs ?? 100) * this.tickRate) / 1000;
     const sample = this.buffer.sample(this.renderTick, maxExtra);
@@ -331,8 +383,31 @@ export class NetClient<I, F extends string> {
       this.counts.maxVisibleCorrection = Math.max(this.counts.maxVisibleCorrection, predicted.visibleCorrection);
     }
     const visibleCorrection = predicted?.visibleCorrection ?? 0;
-    const snapped = predicted?.snapped ?? 0;
-    return { renderTick: this.renderTick, entities, local, localId, dry: sample.dry, visibleCorrection, snapped };
+    let snapped = predicted?.snapped ?? 0;
+    let entityVisibleCorrection = 0;
+    const ep = this.entityPredictor;
+    if (ep) {
+      const f = ep.render(this.ticker.alpha, frameMs, entities);
+      entityVisibleCorrection = f.visibleCorrection;
+      snapped = Math.max(snapped, f.snapped);
+      this.counts.maxEntityVisibleCorrection = Math.max(this.counts.maxEntityVisibleCorrection, entityVisibleCorrection);
+    }
+    this.lastDrawn = entities;
+    // The newest input was applied by the host at newestTick + (its sequence − the acknowledged one); drawn blended from the one before.
+    const predictedTick = this.newestTick + this.predictor.pendingCount - 1 + this.ticker.alpha;
+    return {
+      renderTick: this.renderTick,
+      entities,
+      local,
+      localId,
+      dry: sample.dry,
+      visibleCorrection,
+      snapped,
+      predicted: new Set(ep?.predicted ?? none),
+      predictedTick,
+      entityVisibleCorrection,
+      sliding: ep?.sliding ?? new Map(),
+    };
   }
 
   stats(): ClientStats {
@@ -354,6 +429,12 @@ export class NetClient<I, F extends string> {
       lastCorrection: c.lastCorrection,
       maxVisibleCorrection: c.maxVisibleCorrection,
       snaps: c.snaps,
+      predictedEntities: this.entityPredictor?.predicted.size ?? 0,
+      entityCorrections: c.entityCorrections,
+      lastEntityCorrection: c.lastEntityCorrection,
+      maxEntityCorrection: c.maxEntityCorrection,
+      maxEntityVisibleCorrection: c.maxEntityVisibleCorrection,
+      entitySnaps: c.entitySnaps,
       interpDelayMs: this.playout?.delayMs ?? 0,
       frames: c.frames,
       dryFrames: c.dryFrames,
@@ -368,8 +449,14 @@ export class NetClient<I, F extends string> {
   }
 
   private runTick(): void {
-    const seq = this.predictor.advance(this.o.readInput());
+    const input = this.o.readInput();
+    const seq = this.predictor.advance(input);
     if (seq === null) return; // the host has stopped acknowledging: do not run away from it
+    if (this.entityPredictor) {
+      const steps = this.predictor.steps;
+      const newest = this.newest && { ackSeq: this.predictor.lastAck, entities: this.newest.entities };
+      this.entityPredictor.advance(steps[steps.length - 1]!, this.lastDrawn, newest, steps);
+    }
     const atLeast = Math.ceil((REDUNDANCY_MS * this.tickRate) / 1000);
     const { firstSeq, inputs } = this.predictor.outgoing(atLeast, MAX_INPUTS_PER_PACKET);
     const now = this.scheduler.now();
@@ -469,6 +556,15 @@ export class NetClient<I, F extends string> {
         else this.counts.lastCorrection = correction.shift;
         this.events.emit('correction', correction);
       }
+      for (const c of this.entityPredictor?.reconcile(h.ackSeq, entities, this.predictor.steps, this.lastDrawn) ?? []) {
+        this.counts.entityCorrections++;
+        if (c.snapped) this.counts.entitySnaps++;
+        else {
+          this.counts.lastEntityCorrection = c.shift;
+          this.counts.maxEntityCorrection = Math.max(this.counts.maxEntityCorrection, c.shift);
+        }
+        this.events.emit('entityCorrection', c);
+      }
     }
     if (!this.ticking && this.predictor.ready) {
       this.ticking = true;
@@ -487,6 +583,7 @@ export class NetClient<I, F extends string> {
     this.handedOver = null;
     this.buffer.clear();
     this.predictor = this.makePredictor();
+    this.entityPredictor = this.makeEntityPredictor();
     this.lead = new InputLead();
     this.newestTick = 0;
     this.newest = null;

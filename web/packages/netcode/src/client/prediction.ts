@@ -1,4 +1,5 @@
 import { lerpEntity, type Entity, type Schema } from '../wire/schema.js';
+import type { PendingStep } from './entity-prediction.js';
 
 /** Advances the local player's entity by one tick of input: the same code the host runs for it. */
 export type PredictStep<I, F extends string> = (entity: Entity<F>, input: I, dt: number) => void;
@@ -97,6 +98,11 @@ export class Predictor<I, F extends string> {
 
   get pendingCount(): number {
     return this.pending.length;
+  }
+
+  /** Inputs not yet confirmed, oldest first, with the local entity after each: what replays of other entities need. */
+  get steps(): readonly PendingStep<I, F>[] {
+    return this.pending;
   }
 
   /** The predicted state after the newest input (unsmoothed). */
