@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -33,6 +35,45 @@ const (
 
 func (k attackKind) String() string {
 	return [...]string{"pong flooder", "endless-message flooder", "burst reader"}[k]
+}
+
+// word is k as -flood-kinds names it.
+func (k attackKind) word() string { return [...]string{"pongs", "endless", "bursts"}[k] }
+
+// parseKinds reads -flood-kinds: kind names, comma-separated.
+func parseKinds(list string) ([]attackKind, error) {
+	all := []attackKind{attackPongs, attackEndless, attackBurst}
+	var kinds []attackKind
+	for _, word := range strings.Split(list, ",") {
+		i := slices.IndexFunc(all, func(k attackKind) bool { return k.word() == strings.TrimSpace(word) })
+		if i < 0 {
+			return nil, fmt.Errorf("-flood-kinds %q: %q is none of pongs, endless, bursts", list, word)
+		}
+		kinds = append(kinds, all[i])
+	}
+	return kinds, nil
+}
+
+// kindsArg is kinds as -flood-kinds takes them.
+func kindsArg(kinds []attackKind) string {
+	words := make([]string, len(kinds))
+	for i, k := range kinds {
+		words[i] = k.word()
+	}
+	return strings.Join(words, ",")
+}
+
+// kindOf is attacker i's kind: the kinds of -flood-kinds in turn.
+func (c config) kindOf(i int) attackKind { return c.floodKinds[i%len(c.floodKinds)] }
+
+// uses reports whether some attacker is of kind k.
+func (c config) uses(k attackKind) bool {
+	for i := range min(c.floods, len(c.floodKinds)) {
+		if c.kindOf(i) == k {
+			return true
+		}
+	}
+	return false
 }
 
 const (
@@ -96,7 +137,7 @@ func (f *floodCounters) note(format string, args ...any) {
 // within the server's 10 s and were dropped for it.
 func (s *soak) floods(ctx context.Context) (float64, error) {
 	var proc *floodProcess
-	if s.cfg.floods > 0 {
+	if s.cfg.uses(attackPongs) || s.cfg.uses(attackEndless) {
 		var err error
 		if proc, err = s.startFloodProcess(ctx); err != nil {
 			return 0, err
@@ -104,7 +145,7 @@ func (s *soak) floods(ctx context.Context) (float64, error) {
 	}
 	var wg sync.WaitGroup
 	for i := range s.cfg.floods {
-		if attackKind(i%3) == attackBurst {
+		if s.cfg.kindOf(i) == attackBurst {
 			wg.Go(func() { s.attackInWindows(ctx, attackBurst, i) })
 		}
 	}

@@ -76,6 +76,7 @@ func (s *soak) startFloodProcess(ctx context.Context) (*floodProcess, error) {
 		"-floods", strconv.Itoa(s.cfg.floods),
 		"-flood-phases", strconv.Itoa(s.cfg.floodPhases),
 		"-flood-redial", s.cfg.floodRedial.String(),
+		"-flood-kinds", kindsArg(s.cfg.floodKinds),
 	}
 	if s.cfg.floodNice != 0 {
 		nice, err := exec.LookPath("nice")
@@ -137,21 +138,26 @@ func runFloodChild(args []string, out io.Writer) error {
 	fs.IntVar(&cfg.floods, "floods", 0, "the soak's -floods")
 	fs.IntVar(&cfg.floodPhases, "flood-phases", 2, "the soak's -flood-phases")
 	fs.DurationVar(&cfg.floodRedial, "flood-redial", 100*time.Millisecond, "the soak's -flood-redial")
+	kinds := fs.String("flood-kinds", "pongs,endless,bursts", "the soak's -flood-kinds")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if url == "" || startNanos == 0 || cfg.floods < 1 {
 		return errors.New("-url, -start and -floods are required")
 	}
+	var err error
+	if cfg.floodKinds, err = parseKinds(*kinds); err != nil {
+		return err
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	s := &soak{cfg: cfg, url: url, start: time.Unix(0, startNanos)}
 	var wg sync.WaitGroup
 	for i := range cfg.floods {
-		if attackKind(i%3) == attackBurst {
+		if cfg.kindOf(i) == attackBurst {
 			continue // the soak's own: see floods
 		}
-		wg.Go(func() { s.attackInWindows(ctx, attackKind(i%3), i) })
+		wg.Go(func() { s.attackInWindows(ctx, cfg.kindOf(i), i) })
 	}
 	wg.Wait()
 	var got floodChildCounts

@@ -64,6 +64,7 @@ type config struct {
 	floodRedial time.Duration // an attacker's pause before reconnecting
 	floodTol    float64       // how far the flood phase's p99 may exceed the quiet phase's
 	floodNice   int           // the flooders' process's nice value
+	floodKinds  []attackKind  // the kinds of attacker, in turn
 }
 
 func parseConfig(args []string, getenv func(string) string, usage io.Writer) (config, error) {
@@ -96,6 +97,8 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		"(empty continuation frames), a third readers of 90-request bursts (issue 24 items 1 and 7)")
 	fs.IntVar(&c.floodPhases, "flood-phases", 2, "with -floods: the time after warm-up is cut into this many slices, quiet and flood in turn "+
 		"(quiet first), and the players' p99s are compared; 1: floods for the whole run, nothing compared")
+	kinds := "pongs,endless,bursts"
+	fs.StringVar(&kinds, "flood-kinds", kinds, "with -floods: the kinds of attacker, taken in turn (pongs, endless, bursts); one kind alone tells what each costs the players")
 	fs.DurationVar(&c.floodRedial, "flood-redial", 100*time.Millisecond, "an attacker's pause before it reconnects after the server closed it")
 	fs.IntVar(&c.floodNice, "flood-nice", 19, "nice value of the flooders' process: a real attacker's CPU is its own machine's, "+
 		"here it would starve the players on the same cores; 0: the players' priority")
@@ -113,6 +116,10 @@ func parseConfig(args []string, getenv func(string) string, usage io.Writer) (co
 		return c, envErr
 	}
 	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	var err error
+	if c.floodKinds, err = parseKinds(kinds); err != nil {
 		return c, err
 	}
 	switch {

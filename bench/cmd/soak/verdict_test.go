@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -331,5 +332,31 @@ func TestFloodChecks(t *testing.T) {
 		if strings.Join(got, ",") != strings.Join(tc.fail, ",") {
 			t.Errorf("%s: failing %v, want %v", tc.name, got, tc.fail)
 		}
+	}
+}
+
+// -flood-kinds chooses the attackers' kinds, taken in turn; a word that
+// names no kind is refused.
+func TestFloodKinds(t *testing.T) {
+	c, err := parseConfig([]string{"-floods", "4", "-flood-kinds", "bursts, pongs"}, func(string) string { return "" }, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := []attackKind{c.kindOf(0), c.kindOf(1), c.kindOf(2), c.kindOf(3)}
+	if want := []attackKind{attackBurst, attackPongs, attackBurst, attackPongs}; !slices.Equal(got, want) {
+		t.Fatalf("kinds %v, want %v", got, want)
+	}
+	if !c.uses(attackPongs) || !c.uses(attackBurst) || c.uses(attackEndless) {
+		t.Fatalf("uses: %v %v %v", c.uses(attackPongs), c.uses(attackEndless), c.uses(attackBurst))
+	}
+	if kindsArg(c.floodKinds) != "bursts,pongs" {
+		t.Fatalf("kindsArg %q", kindsArg(c.floodKinds))
+	}
+	c, err = parseConfig([]string{"-floods", "1"}, func(string) string { return "" }, io.Discard)
+	if err != nil || c.uses(attackEndless) || c.uses(attackBurst) || !c.uses(attackPongs) {
+		t.Fatalf("one attacker of the default kinds: %v %v", c.floodKinds, err)
+	}
+	if _, err := parseConfig([]string{"-flood-kinds", "pongs,pings"}, func(string) string { return "" }, io.Discard); err == nil || !strings.Contains(err.Error(), `"pings"`) {
+		t.Fatalf("an unknown kind: %v", err)
 	}
 }
