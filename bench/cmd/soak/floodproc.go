@@ -160,6 +160,10 @@ func runFloodChild(args []string, out io.Writer) error {
 		wg.Go(func() { s.attackInWindows(ctx, cfg.kindOf(i), i) })
 	}
 	wg.Wait()
+	// The soak sends SIGTERM when its load ends, which is when the last
+	// window ends here too: once the attackers are done, the signal must
+	// not kill the process before it has reported (Ignore outlasts stop).
+	signal.Ignore(os.Interrupt, syscall.SIGTERM)
 	var got floodChildCounts
 	for k := range got.Kinds {
 		got.Kinds[k] = s.fc.kinds[k].counts()
