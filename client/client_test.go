@@ -17,7 +17,7 @@ import (
 	"github.com/hostrelay/hostrelay/client"
 	"github.com/hostrelay/hostrelay/internal/leakcheck"
 	"github.com/hostrelay/hostrelay/protocol"
-	"github.com/hostrelay/hostrelay/server"
+	"github.com/hostrelay/hostrelay/server/servertest"
 	"github.com/hostrelay/hostrelay/signaling"
 )
 
@@ -36,23 +36,8 @@ func startServerWithSecret(t testing.TB, secret string, flags ...string) string 
 // lobby, for a test that reads its metrics.
 func startServerHub(t testing.TB, secret string, flags ...string) (string, *signaling.Hub) {
 	t.Helper()
-	cfg, err := server.LoadConfig(append([]string{
-		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
-		"-public-ip", "127.0.0.1", "-turn-secret", secret,
-	}, flags...), func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	return "ws://" + s.Addrs().HTTP + "/ws", s.Hub()
+	s := servertest.Start(t, secret, flags...)
+	return servertest.LobbyURL(s), s.Hub()
 }
 
 func dial(t *testing.T, url, name string) *client.Lobby {

@@ -16,29 +16,13 @@ import (
 	"github.com/hostrelay/hostrelay/client"
 	"github.com/hostrelay/hostrelay/netcode"
 	"github.com/hostrelay/hostrelay/protocol"
-	"github.com/hostrelay/hostrelay/server"
+	"github.com/hostrelay/hostrelay/server/servertest"
 )
 
 // startServer runs a real hostrelay in-process on loopback.
 func startServer(t *testing.T, flags ...string) string {
 	t.Helper()
-	cfg, err := server.LoadConfig(append([]string{
-		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
-		"-public-ip", "127.0.0.1", "-turn-secret", "bot-tests-secret-0123456789",
-	}, flags...), func(string) string { return "" }, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	s, err := server.New(context.Background(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		defer cancel()
-		_ = s.Shutdown(ctx)
-	})
-	return "ws://" + s.Addrs().HTTP + "/ws"
+	return servertest.LobbyURL(servertest.Start(t, "bot-tests-secret-0123456789", flags...))
 }
 
 func dialHost(t *testing.T, url string) *client.Lobby {
