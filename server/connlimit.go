@@ -62,6 +62,11 @@ type connCaps struct {
 	// exempt are addresses not held to perAddr: trusted proxies, which
 	// carry many clients each.
 	exempt []netip.Prefix
+	// refuse, if set, is asked about each new connection's address (not an
+	// exempt one's, whose clients' addresses only its requests carry): true
+	// closes the connection at once, with a reset, before any HTTP. The
+	// lobby's hold on a network that flooded (Hub.RefuseAtAccept).
+	refuse func(ip netip.Addr) bool
 }
 
 // addrShare is the per-address share of a cap of capacity: a quarter, so
@@ -94,10 +99,41 @@ func (l *connLimiter) Accept() (net.Conn, error) {
 		if err != nil {
 			return nil, err // http.Server retries temporary errors (EMFILE) with a backoff
 		}
+		if l.refusedAtAccept(c) {
+			continue
+		}
 		if lc := l.admit(c); lc != nil {
 			return lc, nil
 		}
 	}
+}
+
+// refusedAtAccept closes c if caps.refuse says so. A reset rather than a
+// FIN: the client learns at once, and the closed socket does not wait in
+// TIME_WAIT on the server (a flooder reconnecting 80 times a second would
+// keep thousands there).
+func (l *connLimiter) refusedAtAccept(c net.Conn) bool {
+	if l.caps.refuse == nil {
+		return false
+	}
+	ta, ok := c.RemoteAddr().(*net.TCPAddr)
+	if !ok {
+		return false
+	}
+	ip := ta.AddrPort().Addr().Unmap()
+	if l.exempt(ip) || !l.caps.refuse(ip) {
+		return false
+	}
+	if tc, ok := c.(*net.TCPConn); ok {
+		_ = tc.SetLinger(0)
+	}
+	_ = c.Close()
+	return true
+}
+
+// exempt reports whether ip is a trusted proxy's.
+func (l *connLimiter) exempt(ip netip.Addr) bool {
+	return slices.ContainsFunc(l.caps.exempt, func(p netip.Prefix) bool { return p.Contains(ip) })
 }
 
 // Close closes the listener and done.
@@ -114,7 +150,7 @@ func (l *connLimiter) addrOf(c net.Conn) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	ip := ta.AddrPort().Addr().Unmap()
-	if slices.ContainsFunc(l.caps.exempt, func(p netip.Prefix) bool { return p.Contains(ip) }) {
+	if l.exempt(ip) {
 		return netip.Addr{}, false
 	}
 	return networkOf(ip), true

@@ -183,7 +183,8 @@ func New(ctx context.Context, cfg Config, log *slog.Logger) (_ *Server, err erro
 		}
 	}
 	s.conns = newConnLimiter(s.ln, connCaps{listener: "http", max: httpConns,
-		perAddr: addrShare(httpConns, cfg.Lobby.MaxConnsPerIP+pageConns), exempt: cfg.HTTP.TrustedProxies}, log)
+		perAddr: addrShare(httpConns, cfg.Lobby.MaxConnsPerIP+pageConns), exempt: cfg.HTTP.TrustedProxies,
+		refuse: s.hub.RefuseAtAccept}, log)
 	// After conns, which the metrics read.
 	if s.metrics, err = s.startMetrics(ctx, cfg.Metrics.Addr, log); err != nil {
 		return nil, err

@@ -31,6 +31,7 @@ const (
 	limitSpectatorFrames                     // SpectatorFramesPerSecond and SpectatorBufferBytes
 	limitFramesPerMessage                    // MaxFramesPerMessage
 	limitFloodHold                           // an upgrade refused while its network is held after a flood (floodpenalty.go)
+	limitFloodHoldAccept                     // a connection closed at accept while its network is held and was told (RefuseAtAccept)
 	limitHostReports                         // HostReportEvery (hostcheck.go)
 	rateLimits                               // how many there are
 )
@@ -48,6 +49,7 @@ var rateLimitNames = [rateLimits]string{ //nolint:gochecknoglobals // a read-onl
 	limitSpectatorFrames:    "spectator_frames_per_room",
 	limitFramesPerMessage:   "frames_per_message",
 	limitFloodHold:          "flood_hold",
+	limitFloodHoldAccept:    "flood_hold_accept",
 	limitHostReports:        "host_reports_per_member",
 }
 

@@ -31,6 +31,10 @@ type floodHolds struct {
 type floodHold struct {
 	until, last time.Time
 	hold        time.Duration
+	// told: an upgrade was answered 429 with Retry-After during this hold,
+	// so the network has heard why; its next connections in the hold may be
+	// closed at accept (refuseAtAccept).
+	told bool
 }
 
 func newFloodHolds() floodHolds { return floodHolds{nets: make(map[netip.Addr]*floodHold)} }
@@ -53,6 +57,9 @@ func (f *floodHolds) closed(ip netip.Addr, now time.Time) time.Duration {
 	default:
 		h.hold = min(2*h.hold, maxFloodHold)
 	}
+	if !now.Before(h.until) {
+		h.told = false // a new hold: its first upgrade is told why
+	}
 	h.last = now
 	h.until = now.Add(h.hold)
 	f.pruneLocked(now)
@@ -70,6 +77,28 @@ func (f *floodHolds) held(ip netip.Addr, now time.Time) time.Duration {
 	return h.until.Sub(now)
 }
 
+// tell returns how long ip is still held back at now (0: not held), and
+// notes that ip is being told so.
+func (f *floodHolds) tell(ip netip.Addr, now time.Time) time.Duration {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.nets[limiterKey(ip)]
+	if h == nil || !now.Before(h.until) {
+		return 0
+	}
+	h.told = true
+	return h.until.Sub(now)
+}
+
+// refuseAtAccept reports whether ip is held back at now and was told so
+// during this hold.
+func (f *floodHolds) refuseAtAccept(ip netip.Addr, now time.Time) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	h := f.nets[limiterKey(ip)]
+	return h != nil && h.told && now.Before(h.until)
+}
+
 // pruneLocked forgets networks whose last flood is older than floodMemory.
 func (f *floodHolds) pruneLocked(now time.Time) {
 	if now.Sub(f.lastPrune) < time.Minute {
@@ -81,6 +110,24 @@ func (f *floodHolds) pruneLocked(now time.Time) {
 			delete(f.nets, k)
 		}
 	}
+}
+
+// RefuseAtAccept reports whether a new connection from ip should be closed
+// as soon as it is accepted, before any HTTP is read: ip's network is held
+// back after a flood and one of its upgrades was already answered 429 with
+// Retry-After during this hold. A flooder that reconnects regardless then
+// costs the server an accept and a reset, not a goroutine, a request read
+// and a reply (with eight such flooders reconnecting 80 times a second, the
+// soak's players' game p99 rose 1.5 times); a client that honours
+// Retry-After has been told why. The HTTP listener calls it for every
+// connection not from a trusted proxy (whose clients' addresses are only
+// known from the request), and a refusal is counted as flood_hold_accept.
+func (h *Hub) RefuseAtAccept(ip netip.Addr) bool {
+	if !h.floods.refuseAtAccept(ip, h.cfg.Now()) {
+		return false
+	}
+	h.counters.limited(limitFloodHoldAccept)
+	return true
 }
 
 // floodClosed holds back remote's network after its connection was closed

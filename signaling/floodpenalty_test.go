@@ -89,3 +89,43 @@ func TestFloodClosedNetworkIsHeldBack(t *testing.T) {
 		t.Fatalf("after the hold: %v", err)
 	}
 }
+
+// A network is refused at accept only once an upgrade in the same hold was
+// told why (tell); a new hold starts untold, so each hold's first upgrade
+// hears 429 with Retry-After.
+func TestRefuseAtAcceptOnlyOnceTold(t *testing.T) {
+	f := newFloodHolds()
+	ip := netip.MustParseAddr("192.0.2.7")
+	now := time.Unix(1_000_000, 0)
+	if f.refuseAtAccept(ip, now) || f.tell(ip, now) != 0 {
+		t.Fatal("a network never closed for a flood is held")
+	}
+	f.closed(ip, now)
+	if f.refuseAtAccept(ip, now) {
+		t.Fatal("refused at accept before any upgrade was told")
+	}
+	if got := f.tell(ip, now.Add(100*time.Millisecond)); got != 900*time.Millisecond {
+		t.Fatalf("told to wait %v, want 900ms", got)
+	}
+	if !f.refuseAtAccept(ip, now.Add(200*time.Millisecond)) {
+		t.Fatal("not refused at accept once told")
+	}
+	if f.refuseAtAccept(netip.MustParseAddr("192.0.2.8"), now) {
+		t.Fatal("another network refused")
+	}
+	now = now.Add(firstFloodHold)
+	if f.refuseAtAccept(ip, now) {
+		t.Fatal("refused at accept after the hold")
+	}
+	// The next flood close starts a longer hold, untold again.
+	f.closed(ip, now)
+	if f.refuseAtAccept(ip, now) {
+		t.Fatal("a new hold refused at accept before it was told")
+	}
+	f.tell(ip, now)
+	// A close while held (a connection opened before) keeps the hold told.
+	f.closed(ip, now.Add(time.Millisecond))
+	if !f.refuseAtAccept(ip, now.Add(time.Millisecond)) {
+		t.Fatal("a close within the hold forgot that the network was told")
+	}
+}

@@ -111,7 +111,7 @@ func (h *Hub) refuseOrigin(w http.ResponseWriter, r *http.Request, remote netip.
 //
 // The caller must not wrap w: Accept hijacks the connection.
 func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote netip.Addr) {
-	if wait := h.floods.held(remote, h.cfg.Now()); wait > 0 {
+	if wait := h.floods.tell(remote, h.cfg.Now()); wait > 0 {
 		h.counters.limited(limitFloodHold)
 		secs := int((wait + time.Second - 1) / time.Second)
 		w.Header().Set("Retry-After", strconv.Itoa(secs))
