@@ -153,11 +153,20 @@ func (c config) compared() bool { return c.floods > 0 && c.floodPhases > 1 }
 // phaseAt is the phase of the comparison at t since the load started: -1
 // none (warm-up, or no comparison), 0 quiet, 1 flood.
 func (c config) phaseAt(t time.Duration) int {
+	if i := c.sliceAt(t); i >= 0 {
+		return i % 2
+	}
+	return -1
+}
+
+// sliceAt is the slice of the comparison at t since the load started (even:
+// quiet, odd: flood), -1 if none.
+func (c config) sliceAt(t time.Duration) int {
 	if !c.compared() || t < c.warmup {
 		return -1
 	}
 	slice := (c.duration - c.warmup) / time.Duration(c.floodPhases)
-	return min(int((t-c.warmup)/slice), c.floodPhases-1) % 2
+	return min(int((t-c.warmup)/slice), c.floodPhases-1)
 }
 
 // floodWindows are the spans, since the load started, in which the
@@ -194,7 +203,7 @@ type soak struct {
 	latency  hist // one way, sender to receiver, game packets
 	lobbyRTT hist // a lobby request to its reply (the players' probes)
 	start    time.Time
-	phases   [2]phaseStats // quiet and flood, when compared
+	slices   []phaseStats // one per slice of a flood comparison, quiet first
 	fc       floodCounters
 	// floodCores is the flooders' process's mean CPU over its life.
 	floodCores float64
@@ -205,12 +214,23 @@ type phaseStats struct {
 	latency, lobbyRTT hist
 }
 
-// phase is the phase the run is in now, or nil outside a comparison.
+// phase is the slice of the comparison the run is in now, or nil outside
+// one.
 func (s *soak) phase() *phaseStats {
-	if i := s.cfg.phaseAt(time.Since(s.start)); i >= 0 {
-		return &s.phases[i]
+	if i := s.cfg.sliceAt(time.Since(s.start)); i >= 0 && i < len(s.slices) {
+		return &s.slices[i]
 	}
 	return nil
+}
+
+// pooled is phase's slices (0 quiet, 1 flood) together.
+func (s *soak) pooled(phase int) *phaseStats {
+	var p phaseStats
+	for i := phase; i < len(s.slices); i += 2 {
+		p.latency.merge(&s.slices[i].latency)
+		p.lobbyRTT.merge(&s.slices[i].lobbyRTT)
+	}
+	return &p
 }
 
 // rewriteICE keeps TURN over UDP only, unless -turn-tcp.
@@ -319,6 +339,9 @@ func run(ctx context.Context, cfg config, out io.Writer) (bool, error) {
 	sdkLogs := newLogCounter()
 	s := &soak{cfg: cfg, url: "ws://" + srv.http + "/ws", c: newCounters(), sdkLogs: sdkLogs, sdkLog: slog.New(sdkLogs),
 		pace: rate.NewLimiter(rate.Limit(cfg.joinRate), 1)}
+	if cfg.compared() {
+		s.slices = make([]phaseStats, cfg.floodPhases)
+	}
 
 	loadCtx, cancelLoad := context.WithTimeout(ctx, cfg.duration)
 	defer cancelLoad()

@@ -216,16 +216,39 @@ func (r report) writeFloods(w io.Writer) bool {
 	fmt.Fprintf(w, "\n== players, quiet against flood (%d slices after the warm-up, quiet first)\n", r.cfg.floodPhases)
 	var figs [2]phaseFigures
 	for i, name := range []string{"quiet", "flood"} {
-		ph := &r.s.phases[i]
+		ph := r.s.pooled(i)
 		figs[i] = phaseFigures{LobbyRTT: ph.lobbyRTT.quantile(0.99), Game: ph.latency.quantile(0.99),
 			LobbyN: ph.lobbyRTT.count(), GameN: ph.latency.count()}
 		srv, soak := phaseCPU(r.samples, r.cfg, i)
 		fmt.Fprintf(w, "%s: lobby round trip %s; game one-way latency %s; server %.2f cores, soak %.2f cores\n",
 			name, &ph.lobbyRTT, &ph.latency, srv, soak)
 	}
+	r.writeSlices(w)
 	cs := floodChecks(figs[0], figs[1], r.cfg.floodTol)
 	writeChecksAs(w, cs, "quiet", "flood")
 	return allOK(cs) && ok
+}
+
+// writeSlices lists each slice's p99s and says how far the flood/quiet
+// ratios of the run move when the slices are labelled otherwise (noise.go).
+func (r report) writeSlices(w io.Writer) {
+	fmt.Fprintln(w, "p99 by slice (lobby round trip / game one-way):")
+	for i := range r.s.slices {
+		sl := &r.s.slices[i]
+		fmt.Fprintf(w, "  %2d %s  %s / %s\n", i+1, [...]string{"quiet", "flood"}[i%2],
+			roundDur(sl.lobbyRTT.quantile(0.99)), roundDur(sl.latency.quantile(0.99)))
+	}
+	for _, f := range []struct {
+		name string
+		fig  func(*phaseStats) *hist
+	}{
+		{"lobby round trip p99", func(p *phaseStats) *hist { return &p.lobbyRTT }},
+		{"game one-way latency p99", func(p *phaseStats) *hist { return &p.latency }},
+	} {
+		if n, ok := relabelled(r.s.slices, f.fig, 0.99); ok {
+			fmt.Fprintf(w, "%s, %s\n", f.name, n)
+		}
+	}
 }
 
 // phaseCPU is the mean CPU of the server and of the soak over the samples

@@ -177,6 +177,22 @@ func (h *hist) add(d time.Duration) {
 	h.mu.Unlock()
 }
 
+// merge adds o's timings to h.
+func (h *hist) merge(o *hist) {
+	o.mu.Lock()
+	b, n := slices.Clone(o.buckets), o.n
+	o.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(b) > len(h.buckets) {
+		h.buckets = append(h.buckets, make([]uint64, len(b)-len(h.buckets))...)
+	}
+	for i, c := range b {
+		h.buckets[i] += c
+	}
+	h.n += n
+}
+
 func (h *hist) count() uint64 {
 	h.mu.Lock()
 	defer h.mu.Unlock()
