@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // Wrong admin tokens per client network: a burst of adminFailureBurst, then
@@ -48,7 +50,7 @@ func (l *failureLimit) refillLocked(b *bucket, now time.Time) {
 // costs nothing more, so a wrong try every adminFailureEvery keeps the
 // network at its limit, no further.
 func (l *failureLimit) fail(ip netip.Addr, now time.Time) (wait time.Duration, ok bool) {
-	key := networkOf(ip)
+	key := netkey.Of(ip)
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.pruneLocked(now)

@@ -11,6 +11,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // connLimiter caps the open HTTP connections, WebSockets included, so a
@@ -23,7 +25,7 @@ import (
 // every connection is busy (in a request, or a WebSocket) is the new one
 // closed at once.
 //
-// One client network (networkOf: an IPv4 address, an IPv6 /64) may hold
+// One client network (netkey.Of: an IPv4 address, an IPv6 /64) may hold
 // only perAddr of the connections: past it, a new connection from it takes
 // the place of its own longest-waiting one, never another client's, or is
 // closed at once if all of its own are busy. Without this, one address
@@ -153,7 +155,7 @@ func (l *connLimiter) addrOf(c net.Conn) (netip.Addr, bool) {
 	if l.exempt(ip) {
 		return netip.Addr{}, false
 	}
-	return networkOf(ip), true
+	return netkey.Of(ip), true
 }
 
 func (l *connLimiter) admit(c net.Conn) *limitedConn {

@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // A network whose connection was just closed for a flood (frames or
@@ -14,7 +16,7 @@ import (
 // one address reconnecting 35 times a second, the soak's players' p99 went
 // up 2.2 times on a quiet machine. The hold doubles with each flood close
 // within floodMemory, from firstFloodHold up to maxFloodHold. The network
-// is limiterKey's: an IPv4 address or an IPv6 /64.
+// is netkey.Of's: an IPv4 address or an IPv6 /64.
 const (
 	firstFloodHold = time.Second
 	maxFloodHold   = time.Minute
@@ -44,7 +46,7 @@ func newFloodHolds() floodHolds { return floodHolds{nets: make(map[netip.Addr]*f
 func (f *floodHolds) closed(ip netip.Addr, now time.Time) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	key := limiterKey(ip)
+	key := netkey.Of(ip)
 	h := f.nets[key]
 	switch {
 	case h == nil:
@@ -70,7 +72,7 @@ func (f *floodHolds) closed(ip netip.Addr, now time.Time) time.Duration {
 func (f *floodHolds) held(ip netip.Addr, now time.Time) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.nets[limiterKey(ip)]
+	h := f.nets[netkey.Of(ip)]
 	if h == nil || !now.Before(h.until) {
 		return 0
 	}
@@ -82,7 +84,7 @@ func (f *floodHolds) held(ip netip.Addr, now time.Time) time.Duration {
 func (f *floodHolds) tell(ip netip.Addr, now time.Time) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.nets[limiterKey(ip)]
+	h := f.nets[netkey.Of(ip)]
 	if h == nil || !now.Before(h.until) {
 		return 0
 	}
@@ -95,7 +97,7 @@ func (f *floodHolds) tell(ip netip.Addr, now time.Time) time.Duration {
 func (f *floodHolds) refuseAtAccept(ip netip.Addr, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.nets[limiterKey(ip)]
+	h := f.nets[netkey.Of(ip)]
 	return h != nil && h.told && now.Before(h.until)
 }
 

@@ -13,6 +13,7 @@ import (
 
 	"github.com/coder/websocket"
 
+	"github.com/hostrelay/hostrelay/internal/netkey"
 	"github.com/hostrelay/hostrelay/protocol"
 )
 
@@ -118,7 +119,7 @@ func (h *Hub) ServeWebSocket(w http.ResponseWriter, r *http.Request, remote neti
 		http.Error(w, fmt.Sprintf("a connection from your network was just closed for flooding; wait %d s", secs), http.StatusTooManyRequests)
 		return
 	}
-	key := limiterKey(remote)
+	key := netkey.Of(remote)
 	h.mu.Lock()
 	if h.cfg.MaxConnsPerIP > 0 && h.connsPerIP[key] >= h.cfg.MaxConnsPerIP {
 		h.mu.Unlock()

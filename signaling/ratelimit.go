@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"sync"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // ipLimiter keeps a token bucket per client network. IPv6 clients are keyed
@@ -36,15 +38,6 @@ func newIPLimiter(every time.Duration, burst int) *ipLimiter {
 	return &ipLimiter{every: every, burst: float64(burst), buckets: make(map[netip.Addr]*ipBucket)}
 }
 
-func limiterKey(ip netip.Addr) netip.Addr {
-	ip = ip.Unmap()
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-		return p.Addr()
-	}
-	return ip
-}
-
 // bucketLocked is key's bucket refilled up to now, made full if new.
 func (l *ipLimiter) bucketLocked(key netip.Addr, now time.Time) *ipBucket {
 	b, ok := l.buckets[key]
@@ -63,7 +56,7 @@ func (l *ipLimiter) bucketLocked(key netip.Addr, now time.Time) *ipBucket {
 func (l *ipLimiter) allowed(ip netip.Addr, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b, ok := l.buckets[limiterKey(ip)]
+	b, ok := l.buckets[netkey.Of(ip)]
 	if !ok {
 		return true
 	}
@@ -79,7 +72,7 @@ func (l *ipLimiter) spend(ip netip.Addr, now time.Time) { l.take(ip, now) }
 func (l *ipLimiter) take(ip netip.Addr, now time.Time) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	b := l.bucketLocked(limiterKey(ip), now)
+	b := l.bucketLocked(netkey.Of(ip), now)
 	ok := b.tokens >= 1
 	if ok {
 		b.tokens--
@@ -102,7 +95,7 @@ type heldToken struct {
 // tokens back, while a guesser's lookups spend theirs and so never exceed
 // its budget, however many it sends at once.
 func (l *ipLimiter) hold(ctx context.Context, ip netip.Addr, now func() time.Time) (heldToken, bool) {
-	key := limiterKey(ip)
+	key := netkey.Of(ip)
 	for {
 		l.mu.Lock()
 		b := l.bucketLocked(key, now())

@@ -4,6 +4,8 @@ import (
 	"net"
 
 	pionturn "github.com/pion/turn/v4"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // eventHandler keeps allocations in step with pion's allocations. pion calls
@@ -79,7 +81,7 @@ func (a *allocations) onAllocationCreated(src, _ net.Addr, _, username, _ string
 		a.releaseLocked(old.session, old.prefix)
 	}
 	// The quota's reservation becomes this allocation's count.
-	prefix := ipPrefix(key.client.Addr())
+	prefix := netkey.Prefix(key.client.Addr())
 	a.settleLocked(key)
 	a.countLocked(session, prefix)
 	a.records[key] = allocRecord{session: session, username: username, prefix: prefix, relay: rc}

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // samePortAttempts bounds retries when the TCP port matching a fresh UDP port
@@ -196,7 +198,7 @@ type tcpCaps struct {
 
 	mu    sync.Mutex
 	open  int
-	perIP map[netip.Addr]int // open connections by ipKey
+	perIP map[netip.Addr]int // open connections by netkey.Of
 }
 
 func newTCPCaps(cfg Config) *tcpCaps {
@@ -294,7 +296,7 @@ func (l *tcpListener) admit(c net.Conn) (*tcpConn, error) {
 		ap := ta.AddrPort()
 		client = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
 	}
-	ip := ipKey(client.Addr())
+	ip := netkey.Of(client.Addr())
 	tc := &tcpConn{Conn: c, raw: c, l: l, client: client, ip: ip, allocateBy: time.Now().Add(l.allocateTimeout)}
 
 	l.mu.Lock()
@@ -348,18 +350,6 @@ func (l *tcpListener) logDue(last *atomic.Int64, now time.Time) bool {
 	prev := last.Load()
 
 	return now.UnixNano()-prev >= int64(refusalLogEvery) && last.CompareAndSwap(prev, now.UnixNano())
-}
-
-// ipKey is what the per-IP cap counts by: the address, or an IPv6 client's
-// /64, since one host usually owns a whole /64 (as signaling counts).
-func ipKey(ip netip.Addr) netip.Addr {
-	if ip.Is6() {
-		p, _ := ip.Prefix(64)
-
-		return p.Addr()
-	}
-
-	return ip
 }
 
 // allocated tells the connection from client that it made an allocation:

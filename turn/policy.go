@@ -8,6 +8,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/hostrelay/hostrelay/internal/netkey"
 )
 
 // allocations is what the server knows of pion's allocations, and the peer
@@ -123,18 +125,6 @@ func newAllocations(cfg Config, log *slog.Logger) *allocations {
 	}
 }
 
-// ipPrefix is what MaxAllocationsPerIP counts by: the address itself for
-// IPv4, its /64 for IPv6, since one host usually owns a whole /64.
-func ipPrefix(ip netip.Addr) netip.Prefix {
-	ip = ip.Unmap()
-	if ip.Is4() {
-		return netip.PrefixFrom(ip, 32)
-	}
-	p, _ := ip.Prefix(64)
-
-	return p
-}
-
 // addr is the client's address as pion reports it, unmapped.
 func (k allocKey) addr() net.Addr {
 	if k.tcp {
@@ -189,7 +179,7 @@ func (a *allocations) quota(username, _ string, src net.Addr) bool {
 	if !ok {
 		return false
 	}
-	prefix := ipPrefix(key.client.Addr())
+	prefix := netkey.Prefix(key.client.Addr())
 	refused, limit := "", 0
 
 	a.mu.Lock()

@@ -2,7 +2,6 @@ package turn
 
 import (
 	"net"
-	"net/netip"
 	"strings"
 	"testing"
 	"time"
@@ -105,24 +104,5 @@ func TestTCPConnCaps(t *testing.T) {
 	// One line for the burst, with the count so far, not one per connection.
 	if n := strings.Count(logs.String(), "TURN TCP connection refused"); n != 1 {
 		t.Fatalf("%d refusal log lines, want 1:\n%s", n, logs.String())
-	}
-}
-
-func TestIPKey(t *testing.T) {
-	for _, c := range []struct{ a, b string }{
-		{"2001:db8::1", "2001:db8::ffff:2"},
-		{"2001:db8:0:7:1:2:3:4", "2001:db8:0:7::"},
-	} {
-		if ipKey(netip.MustParseAddr(c.a)) != ipKey(netip.MustParseAddr(c.b)) {
-			t.Errorf("%s and %s are one /64 but counted apart", c.a, c.b)
-		}
-	}
-	for _, c := range []struct{ a, b string }{
-		{"2001:db8::1", "2001:db8:0:1::1"},
-		{"192.0.2.1", "192.0.2.2"},
-	} {
-		if ipKey(netip.MustParseAddr(c.a)) == ipKey(netip.MustParseAddr(c.b)) {
-			t.Errorf("%s and %s are counted together", c.a, c.b)
-		}
 	}
 }
