@@ -173,11 +173,12 @@ soak:
 	$(GO) build -o bin/bench/soak ./bench/cmd/soak
 	bin/bench/soak -hostrelay $(BIN) $(SOAKARGS)
 
-## soak-floods: the soak with issue 24's attackers (pong floods, endless messages, 90-request bursts) in the
-## second half after warm-up; the players' lobby round-trip and game latency p99 must stay within 10 % of the
-## first, quiet half. make soak-floods SOAK_PLAYERS=200 SOAK_FLOODS=12 SOAK_DURATION=4m
+## soak-floods: the soak with issue 24's attackers (pong floods, endless messages, 90-request bursts) in every
+## other of 12 slices after warm-up; the players' lobby round-trip and game latency p99 in the flood slices must
+## stay within 10 % of the quiet ones'. make soak-floods SOAK_PLAYERS=200 SOAK_FLOODS=12 SOAK_DURATION=4m
 soak-floods:
-	$(MAKE) --no-print-directory soak SOAK_FLOODS=$${SOAK_FLOODS:-12} SOAK_DURATION=$${SOAK_DURATION:-10m}
+	$(MAKE) --no-print-directory soak SOAK_FLOODS=$${SOAK_FLOODS:-12} SOAK_DURATION=$${SOAK_DURATION:-10m} \
+		SOAK_FLOOD_PHASES=$${SOAK_FLOOD_PHASES:-12}
 
 ## vulncheck: govulncheck over every package (needs vuln.go.dev; says SKIPPED when unreachable)
 ## (VULNDB=file:///path or https://mirror points it at another copy of the database)
