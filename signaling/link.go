@@ -7,7 +7,6 @@ import (
 	"math"
 	"net"
 	"net/netip"
-	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -133,13 +132,6 @@ func (l *link) readNext(done func()) {
 		l.helloTimer = nil
 	}
 	if err == nil {
-		// Yield between messages: a goroutine started here takes the
-		// processor's next slot and its time slice, so a client's burst
-		// of messages (up to the session's burst of 100, already read
-		// into the buffer) would be served in one run, the other
-		// sessions' readers, readied by the network poller, waiting
-		// behind it. Yielding serves the sessions a message each in turn.
-		runtime.Gosched()
 		go l.readNext(done)
 		return
 	}
