@@ -72,20 +72,18 @@ func (f *floodHolds) closed(ip netip.Addr, now time.Time) time.Duration {
 func (f *floodHolds) held(ip netip.Addr, now time.Time) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.nets[netkey.Of(ip)]
-	if h == nil || !now.Before(h.until) {
-		return 0
+	if h := f.activeLocked(ip, now); h != nil {
+		return h.until.Sub(now)
 	}
-	return h.until.Sub(now)
+	return 0
 }
 
-// tell returns how long ip is still held back at now (0: not held), and
-// notes that ip is being told so.
+// tell is held, and notes that ip is being told so.
 func (f *floodHolds) tell(ip netip.Addr, now time.Time) time.Duration {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	h := f.nets[netkey.Of(ip)]
-	if h == nil || !now.Before(h.until) {
+	h := f.activeLocked(ip, now)
+	if h == nil {
 		return 0
 	}
 	h.told = true
@@ -97,8 +95,17 @@ func (f *floodHolds) tell(ip netip.Addr, now time.Time) time.Duration {
 func (f *floodHolds) refuseAtAccept(ip netip.Addr, now time.Time) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	h := f.activeLocked(ip, now)
+	return h != nil && h.told
+}
+
+// activeLocked is ip's hold if it lasts past now, else nil.
+func (f *floodHolds) activeLocked(ip netip.Addr, now time.Time) *floodHold {
 	h := f.nets[netkey.Of(ip)]
-	return h != nil && h.told && now.Before(h.until)
+	if h == nil || !now.Before(h.until) {
+		return nil
+	}
+	return h
 }
 
 // pruneLocked forgets networks whose last flood is older than floodMemory.
