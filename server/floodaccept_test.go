@@ -30,19 +30,7 @@ func TestHeldNetworkIsResetAtAccept(t *testing.T) {
 	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
 	advance := func(d time.Duration) { mu.Lock(); now = now.Add(d); mu.Unlock() }
 
-	cfg, err := LoadConfig([]string{
-		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
-		"-public-ip", "127.0.0.1", "-turn-secret", "0123456789abcdef0123456789abcdef",
-	}, noEnv, io.Discard)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Lobby.Now = clock
-	s, err := New(t.Context(), cfg, slog.New(slog.NewTextHandler(testLog{t}, nil)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = s.Shutdown(t.Context()) })
+	s := startServerWith(t, slog.LevelInfo, testLog{t}, func(c *Config) { c.Lobby.Now = clock })
 	addr := s.Addrs().HTTP
 	url := "ws://" + addr + "/ws"
 

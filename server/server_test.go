@@ -37,12 +37,23 @@ func startServer(t *testing.T, extraArgs ...string) *Server {
 // to w.
 func startServerLogging(t *testing.T, level slog.Level, w io.Writer, extraArgs ...string) *Server {
 	t.Helper()
+	return startServerWith(t, level, w, nil, extraArgs...)
+}
+
+// startServerWith is startServerLogging with the loaded config changed by
+// mutate (nil: as loaded) before the server starts, for what has no flag
+// (the lobby's clock).
+func startServerWith(t *testing.T, level slog.Level, w io.Writer, mutate func(*Config), extraArgs ...string) *Server {
+	t.Helper()
 	cfg, err := LoadConfig(append([]string{
 		"-http", "127.0.0.1:0", "-turn-udp", "127.0.0.1:0", "-turn-tcp", "127.0.0.1:0",
 		"-public-ip", "127.0.0.1", "-turn-secret", "0123456789abcdef0123456789abcdef",
 	}, extraArgs...), func(string) string { return "" }, io.Discard)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if mutate != nil {
+		mutate(&cfg)
 	}
 	log := slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
 	s, err := New(t.Context(), cfg, log)
